@@ -1,0 +1,78 @@
+import { invalidArgument, notFound, unauthenticated } from "../errors/index.js";
+import { parseUuid } from "../catalogs/index.js";
+import type { ApiKeyRecord, ApiKeyRepository } from "./api-key-repository.js";
+import { generateKey, hashSecret, parseKey, secretsMatch } from "./key-secret.js";
+import type { Principal } from "./principal.js";
+import { SCOPES, isScope } from "./scopes.js";
+import type { Scope } from "./scopes.js";
+
+export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
+
+export class ApiKeyService {
+  private readonly adminKeyHash: string;
+
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    adminKey: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.adminKeyHash = hashSecret(adminKey);
+  }
+
+  /** Resolves the presented key to a principal, or throws unauthenticated. */
+  async authenticate(presented: string | null | undefined): Promise<Principal> {
+    if (!presented) throw unauthenticated("missing API key: send it in the SERVICE_API_KEY header");
+    if (secretsMatch(presented, this.adminKeyHash)) return { kind: "admin" };
+    const parsed = parseKey(presented);
+    const record = parsed && (await this.keys.findById(parsed.id));
+    if (!parsed || !record || !secretsMatch(parsed.secret, record.secretHash) || record.revokedAt) {
+      throw unauthenticated("invalid API key");
+    }
+    if (record.expiresAt && record.expiresAt <= this.now()) throw unauthenticated("this API key has expired");
+    return { kind: "organization", keyId: record.id, organizationId: record.organizationId, scopes: record.scopes };
+  }
+
+  async create(
+    organizationId: string,
+    input: { name: string; scopes: string[]; expiresAt: Date | undefined },
+  ): Promise<{ apiKey: ApiKeyView; key: string }> {
+    const orgId = parseUuid(organizationId, "organizationId");
+    const name = input.name.trim();
+    if (name.length > 200) throw invalidArgument("name must be at most 200 characters");
+    if (input.scopes.length === 0) throw invalidArgument(`scopes is required: any of ${SCOPES.join(", ")}`);
+    const unknown = input.scopes.find((s) => !isScope(s));
+    if (unknown !== undefined) {
+      throw invalidArgument(`unknown scope ${JSON.stringify(unknown)}: use any of ${SCOPES.join(", ")}`);
+    }
+    const now = this.now();
+    if (input.expiresAt && input.expiresAt <= now) throw invalidArgument("expiresAt must be in the future");
+    const { id, secret, key } = generateKey();
+    const record: ApiKeyRecord = {
+      id,
+      organizationId: orgId,
+      name,
+      scopes: [...new Set(input.scopes as Scope[])],
+      secretHash: hashSecret(secret),
+      createdAt: now,
+      expiresAt: input.expiresAt ?? null,
+      revokedAt: null,
+    };
+    await this.keys.insert(record);
+    return { apiKey: view(record), key };
+  }
+
+  async list(organizationId: string): Promise<ApiKeyView[]> {
+    return (await this.keys.listByOrganization(parseUuid(organizationId, "organizationId"))).map(view);
+  }
+
+  async revoke(organizationId: string, keyId: string): Promise<ApiKeyView> {
+    const orgId = parseUuid(organizationId, "organizationId");
+    const record = await this.keys.revoke(orgId, keyId, this.now());
+    if (!record) throw notFound(`API key ${keyId} not found in this organization`);
+    return view(record);
+  }
+}
+
+function view({ secretHash: _, ...rest }: ApiKeyRecord): ApiKeyView {
+  return rest;
+}

@@ -1,0 +1,7 @@
+export { ApiKeyService } from "./api-key-service.js";
+export type { ApiKeyView } from "./api-key-service.js";
+export type { ApiKeyRecord, ApiKeyRepository } from "./api-key-repository.js";
+export { authorize } from "./principal.js";
+export type { Principal } from "./principal.js";
+export { SCOPES, isScope } from "./scopes.js";
+export type { Requirement, Scope } from "./scopes.js";

@@ -1,0 +1,20 @@
+export { CatalogService } from "./catalog-service.js";
+export { ProductService } from "./product-service.js";
+export type { ListProductsInput, ProductPage } from "./product-service.js";
+export type { CatalogRepository, ProductRepository, ProductQuery } from "./repositories.js";
+export type { ProductInput } from "./validation.js";
+export { FIELD_LIMITS, PRODUCT_ID_PATTERN } from "./limits.js";
+export { parseUuid } from "./validation.js";
+export { catalogStatus, PRODUCT_STATUSES, RANKS } from "./model.js";
+export type {
+  Catalog,
+  CatalogRecord,
+  CatalogStatus,
+  JsonObject,
+  JsonValue,
+  NewProduct,
+  Product,
+  ProductStatus,
+  Rank,
+  StatusCounts,
+} from "./model.js";

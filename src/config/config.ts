@@ -1,0 +1,74 @@
+import { z } from "zod";
+
+/** Everything the service reads from its environment, validated once at start-up. */
+export interface Config {
+  /** REST gateway, Connect and gRPC-Web (HTTP/1.1). */
+  port: number;
+  /** gRPC over h2c. */
+  grpcPort: number;
+  host: string;
+  mysqlUrl: string;
+  redisUrl: string | undefined;
+  /** Undefined when not configured; the launcher then generates one and stores it in dataDir. */
+  adminApiKey: string | undefined;
+  /** Where the service keeps local state (generated admin key, object storage, caches). */
+  dataDir: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  limits: Limits;
+}
+
+export interface Limits {
+  /** Largest request body, in bytes, on every transport. */
+  maxRequestBytes: number;
+  /** Most products in one Create Products call. */
+  maxBatchSize: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxRequestBytes: 10 * 1024 * 1024,
+  maxBatchSize: 1000,
+};
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const schema = z.object({
+  PORT: port.default(8080),
+  GRPC_PORT: port.default(50051),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  MYSQL_URL: z
+    .string()
+    .regex(/^mysql:\/\//, "must be a mysql:// URL")
+    .default("mysql://root@127.0.0.1:3306/vitrine"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  DATA_DIR: z.string().min(1).default(".data"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  MAX_REQUEST_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxRequestBytes),
+  MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxBatchSize),
+});
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads the configuration; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    grpcPort: e.GRPC_PORT,
+    host: e.HOST,
+    mysqlUrl: e.MYSQL_URL,
+    redisUrl: e.REDIS_URL,
+    adminApiKey: e.ADMIN_API_KEY,
+    dataDir: e.DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+    limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },
+  };
+}

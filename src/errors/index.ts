@@ -1,0 +1,9 @@
+export {
+  AppError,
+  invalidArgument,
+  notFound,
+  alreadyExists,
+  unauthenticated,
+  permissionDenied,
+} from "./app-error.js";
+export type { ErrorKind } from "./app-error.js";

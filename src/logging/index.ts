@@ -1,0 +1,1 @@
+export type { Logger } from "./logger.js";

@@ -1,0 +1,28 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { CatalogService } from "../catalogs/index.js";
+import { CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
+import { catalogMessage } from "./messages.js";
+
+export function catalogRpc(catalogs: CatalogService): ServiceImpl<typeof CatalogServiceDesc> {
+  return {
+    async createCatalog(req) {
+      const catalog = await catalogs.create(req.organizationId, req);
+      return { catalog: catalogMessage(catalog) };
+    },
+    async listCatalogs(req) {
+      const list = await catalogs.list(req.organizationId);
+      return { catalogs: list.map((c) => catalogMessage(c, { status: true })) };
+    },
+    async getCatalog(req) {
+      return { catalog: catalogMessage(await catalogs.get(req.organizationId, req.catalogId)) };
+    },
+    async updateCatalog(req) {
+      const catalog = await catalogs.update(req.organizationId, req.id, { name: req.name, description: req.description });
+      return { catalog: catalogMessage(catalog, { updatedAt: true }) };
+    },
+    async deleteCatalog(req) {
+      await catalogs.delete(req.organizationId, req.catalogId);
+      return { status: "success", message: `catalog ${req.catalogId.toLowerCase()} deleted` };
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { ConnectRouter, ConnectRouterOptions } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ApiKeyService } from "../auth/index.js";
+import type { CatalogService, ProductService } from "../catalogs/index.js";
+import { ApiKeyService as ApiKeyServiceDesc } from "../gen/vitrine/v1/api_key_service_pb.js";
+import { CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
+import { ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_service_pb.js";
+import { RecommendationService } from "../gen/vitrine/v1/recommendation_service_pb.js";
+import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
+import type { Logger } from "../logging/index.js";
+import { apiKeyRpc } from "./api-key-rpc.js";
+import { catalogRpc } from "./catalog-rpc.js";
+import { authInterceptor, errorInterceptor } from "./interceptors.js";
+import { productRpc } from "./product-rpc.js";
+import { requirementsOf } from "./required-scope.js";
+import { recommendationRpc, searchRpc } from "./search-rpc.js";
+
+export interface RpcCore {
+  catalogs: CatalogService;
+  products: ProductService;
+  apiKeys: ApiKeyService;
+}
+
+/** Every service of the public contract, in the order the REST gateway and docs list them. */
+export const SERVICES: DescService[] = [
+  CatalogServiceDesc,
+  ProductServiceDesc,
+  SearchService,
+  RecommendationService,
+  ApiKeyServiceDesc,
+];
+
+export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
+  return (router) => {
+    router.service(CatalogServiceDesc, catalogRpc(core.catalogs));
+    router.service(ProductServiceDesc, productRpc(core.products));
+    router.service(SearchService, searchRpc());
+    router.service(RecommendationService, recommendationRpc());
+    router.service(ApiKeyServiceDesc, apiKeyRpc(core.apiKeys));
+  };
+}
+
+/** Options shared by every transport, so gRPC, Connect and the REST gateway behave alike. */
+export function rpcRouterOptions(core: RpcCore, log: Logger, maxRequestBytes: number): Partial<ConnectRouterOptions> {
+  return {
+    interceptors: [errorInterceptor(log), authInterceptor(core.apiKeys, requirementsOf(SERVICES))],
+    jsonOptions: { alwaysEmitImplicit: true },
+    readMaxBytes: maxRequestBytes,
+  };
+}

@@ -1,0 +1,66 @@
+import pino from "pino";
+import type { FastifyInstance } from "fastify";
+import { ApiKeyService } from "../auth/index.js";
+import { CatalogService, ProductService } from "../catalogs/index.js";
+import type { Config } from "../config/index.js";
+import { rpcRouterOptions, rpcRoutes, SERVICES } from "../rpc/index.js";
+import type { RpcCore } from "../rpc/index.js";
+import {
+  MysqlApiKeyRepository,
+  MysqlCatalogRepository,
+  MysqlProductRepository,
+  openMysql,
+} from "../storage/mysql/index.js";
+import type { MysqlConnection } from "../storage/mysql/index.js";
+import { resolveAdminKey } from "./admin-key.js";
+import { createHttpServers } from "./http-servers.js";
+import type { GrpcFastify } from "./http-servers.js";
+
+export interface App {
+  core: RpcCore;
+  mysql: MysqlConnection;
+  rest: FastifyInstance;
+  grpc: GrpcFastify;
+  /** Starts both listeners; returns their bound addresses (ports may be 0 in tests). */
+  listen(): Promise<{ restUrl: string; grpcUrl: string }>;
+  close(): Promise<void>;
+}
+
+/** The composition root: the one place that knows every concrete implementation. */
+export async function createApp(config: Config): Promise<App> {
+  const logger = pino({
+    level: config.logLevel,
+    redact: { paths: ["req.headers.service_api_key", "req.headers.authorization"], censor: "[redacted]" },
+  });
+  const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
+  const mysql = await openMysql(config.mysqlUrl);
+
+  const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), new MysqlProductRepository(mysql.db));
+  const products = new ProductService(catalogs, new MysqlProductRepository(mysql.db), config.limits);
+  const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey);
+  const core: RpcCore = { catalogs, products, apiKeys };
+
+  const { rest, grpc } = await createHttpServers({
+    routes: rpcRoutes(core),
+    routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes),
+    services: SERVICES,
+    logger,
+    maxRequestBytes: config.limits.maxRequestBytes,
+  });
+
+  return {
+    core,
+    mysql,
+    rest,
+    grpc,
+    async listen() {
+      const restUrl = await rest.listen({ port: config.port, host: config.host });
+      const grpcUrl = await grpc.listen({ port: config.grpcPort, host: config.host });
+      return { restUrl, grpcUrl };
+    },
+    async close() {
+      await Promise.allSettled([rest.close(), grpc.close()]);
+      await mysql.close();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { and, asc, count, desc, eq, gt, inArray, lt, or, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
+import type {
+  NewProduct,
+  Product,
+  ProductQuery,
+  ProductRepository,
+  Rank,
+  StatusCounts,
+} from "../../catalogs/index.js";
+import { PRODUCT_STATUSES } from "../../catalogs/index.js";
+import type { Database } from "./connection.js";
+import { products } from "./schema.js";
+
+/** Rows per INSERT: keeps a statement of maximal metadata well under max_allowed_packet. */
+const INSERT_CHUNK = 200;
+const DELETE_CHUNK = 1000;
+
+export class MysqlProductRepository implements ProductRepository {
+  constructor(private readonly db: Database) {}
+
+  async upsertBatch(catalogId: string, batch: NewProduct[], now: Date): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (let start = 0; start < batch.length; start += INSERT_CHUNK) {
+        const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => ({
+          ...p,
+          catalogId,
+          status: "PROCESSING" as const,
+          createdAt: now,
+          updatedAt: now,
+        }));
+        // A replaced product keeps its creation time and rank, and is processed again.
+        await tx
+          .insert(products)
+          .values(rows)
+          .onDuplicateKeyUpdate({
+            set: {
+              imageUrl: sql`VALUES(${products.imageUrl})`,
+              descriptor: sql`VALUES(${products.descriptor})`,
+              metadata: sql`VALUES(${products.metadata})`,
+              status: sql`VALUES(${products.status})`,
+              updatedAt: sql`VALUES(${products.updatedAt})`,
+            },
+          });
+      }
+    });
+  }
+
+  async list(catalogId: string, query: ProductQuery): Promise<{ items: Product[]; total: number }> {
+    const where = and(eq(products.catalogId, catalogId), ...filtersOf(query));
+    const [totals, items] = await Promise.all([
+      this.db.select({ total: count() }).from(products).where(where),
+      this.db
+        .select()
+        .from(products)
+        .where(where)
+        .orderBy(desc(products.createdAt), asc(products.id))
+        .limit(query.pageSize)
+        .offset((query.page - 1) * query.pageSize),
+    ]);
+    return { items, total: totals[0]?.total ?? 0 };
+  }
+
+  async get(catalogId: string, productId: string): Promise<Product | undefined> {
+    const rows = await this.db
+      .select()
+      .from(products)
+      .where(and(eq(products.catalogId, catalogId), eq(products.id, productId)));
+    return rows[0];
+  }
+
+  async delete(catalogId: string, ids: string[] | undefined): Promise<number> {
+    if (ids === undefined) {
+      const [result] = await this.db.delete(products).where(eq(products.catalogId, catalogId));
+      return result.affectedRows;
+    }
+    let deleted = 0;
+    for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
+      const [result] = await this.db
+        .delete(products)
+        .where(and(eq(products.catalogId, catalogId), inArray(products.id, ids.slice(start, start + DELETE_CHUNK))));
+      deleted += result.affectedRows;
+    }
+    return deleted;
+  }
+
+  async setRank(catalogId: string, productId: string, rank: Rank, now: Date): Promise<boolean> {
+    const [result] = await this.db
+      .update(products)
+      .set({ rank, updatedAt: now })
+      .where(and(eq(products.catalogId, catalogId), eq(products.id, productId)));
+    return result.affectedRows > 0;
+  }
+
+  async countByStatus(catalogIds: string[]): Promise<Map<string, StatusCounts>> {
+    const counts = new Map<string, StatusCounts>();
+    if (catalogIds.length === 0) return counts;
+    const rows = await this.db
+      .select({ catalogId: products.catalogId, status: products.status, n: count() })
+      .from(products)
+      .where(inArray(products.catalogId, catalogIds))
+      .groupBy(products.catalogId, products.status);
+    for (const row of rows) {
+      const entry = counts.get(row.catalogId) ?? Object.fromEntries(PRODUCT_STATUSES.map((s) => [s, 0]));
+      entry[row.status] = row.n;
+      counts.set(row.catalogId, entry as StatusCounts);
+    }
+    return counts;
+  }
+}
+
+function filtersOf(query: ProductQuery): SQL[] {
+  const filters: SQL[] = [];
+  if (query.rank) filters.push(eq(products.rank, query.rank));
+  if (query.status) filters.push(eq(products.status, query.status));
+  if (query.createdAfter) filters.push(gt(products.createdAt, query.createdAfter));
+  if (query.createdBefore) filters.push(lt(products.createdAt, query.createdBefore));
+  if (query.search) {
+    const pattern = `%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // Metadata is matched on its values ($.*), not its key names.
+    filters.push(
+      or(
+        sql`${products.descriptor} LIKE ${pattern}`,
+        sql`LOWER(${products.imageUrl}) LIKE ${pattern}`,
+        sql`LOWER(${products.objectUrl}) LIKE ${pattern}`,
+        sql`LOWER(JSON_EXTRACT(${products.metadata}, '$.*')) LIKE ${pattern}`,
+      )!,
+    );
+  }
+  return filters;
+}

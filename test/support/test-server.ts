@@ -1,0 +1,69 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import mysql from "mysql2/promise";
+import { loadConfig } from "../../src/config/index.js";
+import type { Config } from "../../src/config/index.js";
+import { createApp } from "../../src/server/app.js";
+import type { App } from "../../src/server/app.js";
+
+export interface TestServer {
+  app: App;
+  config: Config;
+  restUrl: string;
+  grpcUrl: string;
+  adminKey: string;
+  /** Creates an organization key through the REST API, as an operator would. */
+  createKey(organizationId: string, scopes?: string[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+const BASE_MYSQL_URL = process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/vitrine";
+
+/**
+ * Starts the real service in this process on ephemeral ports, against the real MariaDB, in a
+ * database of its own that is dropped on close.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const databaseUrl = new URL(BASE_MYSQL_URL);
+  databaseUrl.pathname = `/vitrine_test_${randomBytes(6).toString("hex")}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "vitrine-test-"));
+  const adminKey = `test-admin-${randomUUID()}`;
+  const config = loadConfig({
+    PORT: "0",
+    GRPC_PORT: "0",
+    HOST: "127.0.0.1",
+    MYSQL_URL: databaseUrl.toString(),
+    ADMIN_API_KEY: adminKey,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const app = await createApp(config);
+  const { restUrl, grpcUrl } = await app.listen();
+
+  return {
+    app,
+    config,
+    restUrl,
+    grpcUrl,
+    adminKey,
+    async createKey(organizationId, scopes = ["read", "write", "search"]) {
+      const response = await fetch(`${restUrl}/organizations/${organizationId}/keys`, {
+        method: "POST",
+        headers: { "content-type": "application/json", SERVICE_API_KEY: adminKey },
+        body: JSON.stringify({ name: "test", scopes }),
+      });
+      if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${await response.text()}`);
+      return ((await response.json()) as { key: string }).key;
+    },
+    async close() {
+      await app.close();
+      const connection = await mysql.createConnection({ uri: BASE_MYSQL_URL.replace(/\/[^/]*$/, "/") });
+      await connection.query(`DROP DATABASE IF EXISTS \`${databaseUrl.pathname.slice(1)}\``);
+      await connection.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
