@@ -13,6 +13,8 @@ export interface Config {
   adminApiKey: string | undefined;
   /** Where the service keeps local state (generated admin key, object storage, caches). */
   dataDir: string;
+  /** How long shutdown waits for in-flight work before cutting connections. */
+  shutdownGraceMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   limits: Limits;
 }
@@ -42,6 +44,7 @@ const schema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MAX_REQUEST_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxRequestBytes),
   MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxBatchSize),
@@ -68,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     adminApiKey: e.ADMIN_API_KEY,
     dataDir: e.DATA_DIR,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },
   };

@@ -46,6 +46,7 @@ export async function createApp(config: Config): Promise<App> {
     services: SERVICES,
     logger,
     maxRequestBytes: config.limits.maxRequestBytes,
+    shutdownGraceMs: config.shutdownGraceMs,
   });
 
   return {

@@ -2,10 +2,11 @@ import { createRouterTransport } from "@connectrpc/connect";
 import type { ConnectRouter, ConnectRouterOptions } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { DescService } from "@bufbuild/protobuf";
-import type { Http2Server, Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Socket } from "node:net";
+import type { Http2Server, Http2ServerRequest, Http2ServerResponse, Http2Session } from "node:http2";
 import fastify from "fastify";
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import { restGateway } from "../../gateway/index.js";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import { errorObject, restGateway } from "../../gateway/index.js";
 
 export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
 
@@ -15,6 +16,8 @@ export interface HttpServersOptions {
   services: DescService[];
   logger: FastifyBaseLogger;
   maxRequestBytes: number;
+  /** How long shutdown waits for in-flight calls before cutting connections. */
+  shutdownGraceMs: number;
 }
 
 /**
@@ -24,15 +27,59 @@ export interface HttpServersOptions {
 export async function createHttpServers(options: HttpServersOptions): Promise<{ rest: FastifyInstance; grpc: GrpcFastify }> {
   const { routes, routerOptions, logger, maxRequestBytes } = options;
 
-  const grpc = fastify({ http2: true, loggerInstance: logger, bodyLimit: maxRequestBytes });
-  await grpc.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: 10_000 });
+  // nghttp2 tears the whole session down (ENHANCE_YOUR_CALM) once it buffers more than
+  // maxSessionMemory (default 10 MB), before Connect can answer RESOURCE_EXHAUSTED for an
+  // oversize message: leave room for two messages at the limit. Fastify hands `http` to
+  // http2.createServer, though its types only admit HTTP/1 options there.
+  const h2Options: object = { http: { maxSessionMemory: Math.ceil((2 * maxRequestBytes) / 1_048_576) + 10 } };
+  const grpc = fastify({ http2: true, loggerInstance: logger, bodyLimit: maxRequestBytes, ...h2Options });
+  await grpc.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: options.shutdownGraceMs });
+  closeSessionsOnShutdown(grpc, options.shutdownGraceMs);
 
-  const rest = fastify({ loggerInstance: logger, bodyLimit: maxRequestBytes });
-  await rest.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: 10_000 });
+  const rest = fastify({
+    loggerInstance: logger,
+    bodyLimit: maxRequestBytes,
+    // Product ids go up to 128 characters; longer path segments are refused by validation with
+    // a 400 that says why, rather than by the router.
+    routerOptions: { maxParamLength: 1024 },
+    // Errors the router raises before any route runs (malformed percent-encoding, overlong
+    // segments) still owe the caller the documented Error object.
+    frameworkErrors: (error, request, reply) => {
+      const status = error.statusCode ?? 400;
+      void (reply as FastifyReply).code(status).send(errorObject(request, status, error.message));
+    },
+  });
+  await rest.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: options.shutdownGraceMs });
   // The gateway reaches the RPCs in-process, through the same router options (auth, errors,
   // limits) as a remote caller, so REST cannot behave differently from gRPC.
   const transport = createRouterTransport(routes, { router: routerOptions });
   await rest.register(restGateway, { services: options.services, transport });
 
   return { rest, grpc };
+}
+
+/**
+ * gRPC clients keep their HTTP/2 session open indefinitely, and the server cannot finish closing
+ * while one is. On shutdown each session gets a GOAWAY: calls in flight complete, new ones are
+ * refused. Whatever connection is still open after the grace period is cut: a client can hold one
+ * forever, e.g. one still sending a message the server already refused as too large.
+ */
+function closeSessionsOnShutdown(server: GrpcFastify, graceMs: number): void {
+  const sessions = new Set<Http2Session>();
+  const sockets = new Set<Socket>();
+  server.server.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  server.server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  server.addHook("preClose", (done) => {
+    for (const session of sessions) session.close();
+    setTimeout(() => {
+      for (const socket of sockets) socket.destroy();
+    }, graceMs).unref();
+    done();
+  });
 }

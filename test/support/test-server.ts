@@ -38,6 +38,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ADMIN_API_KEY: adminKey,
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
+    SHUTDOWN_GRACE_MS: "500",
     ...env,
   });
   const app = await createApp(config);

@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import type { Client, Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyService } from "../../src/gen/vitrine/v1/api_key_service_pb.js";
+import { Catalog_Status, CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
+import { Rank } from "../../src/gen/vitrine/v1/common_pb.js";
+import { Product_Status, ProductService } from "../../src/gen/vitrine/v1/product_service_pb.js";
+import { RecommendationService } from "../../src/gen/vitrine/v1/recommendation_service_pb.js";
+import { SearchService } from "../../src/gen/vitrine/v1/search_service_pb.js";
+import { startTestServer } from "../support/test-server.js";
+import type { TestServer } from "../support/test-server.js";
+
+let server: TestServer;
+let grpc: Transport;
+const org = randomUUID();
+let key: string;
+let catalogs: Client<typeof CatalogService>;
+let products: Client<typeof ProductService>;
+const auth = () => ({ headers: { service_api_key: key } });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  grpc = createGrpcTransport({ baseUrl: server.grpcUrl });
+  key = await server.createKey(org);
+  catalogs = createClient(CatalogService, grpc);
+  products = createClient(ProductService, grpc);
+});
+afterAll(() => server?.close());
+
+async function codeOf(call: Promise<unknown>): Promise<Code> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error).code;
+  }
+  throw new Error("expected the call to fail");
+}
+
+describe("over gRPC (HTTP/2)", () => {
+  it("runs the whole catalog and product lifecycle", async () => {
+    const { catalog } = await catalogs.createCatalog({ organizationId: org, name: "grpc", description: "d" }, auth());
+    expect(catalog).toMatchObject({ name: "grpc", organizationId: org, productCount: 0 });
+    const catalogId = catalog!.id;
+
+    const listed = await catalogs.listCatalogs({ organizationId: org }, auth());
+    expect(listed.catalogs.find((c) => c.id === catalogId)?.status).toBe(Catalog_Status.EMPTY);
+    expect((await catalogs.getCatalog({ organizationId: org, catalogId }, auth())).catalog?.status).toBeUndefined();
+
+    const updated = await catalogs.updateCatalog({ organizationId: org, id: catalogId, description: "e" }, auth());
+    expect(updated.catalog).toMatchObject({ name: "grpc", description: "e" });
+    expect(updated.catalog?.updatedAt).toBeDefined();
+
+    const ack = await products.createProducts(
+      {
+        organizationId: org,
+        catalogId,
+        products: [
+          { id: "g1", imageUrl: "https://x.example/1.jpg", descriptor: "ONE", metadata: { k: "v" } },
+          { id: "g2", imageUrl: "https://x.example/2.jpg" },
+        ],
+      },
+      auth(),
+    );
+    expect(ack).toMatchObject({ status: "success", count: 2 });
+
+    const { product } = await products.getProduct({ organizationId: org, catalogId, productId: "g1" }, auth());
+    expect(product).toMatchObject({ id: "g1", descriptor: "one", metadata: { k: "v" }, status: Product_Status.PROCESSING, rank: Rank.NO_BOOST });
+
+    await products.updateProductRank({ organizationId: org, catalogId, productId: "g1", rank: Rank.SUPER_BOOST }, auth());
+    const page = await products.listProducts({ organizationId: org, catalogId, rank: Rank.SUPER_BOOST, pageSize: 10 }, auth());
+    expect(page.data.map((p) => p.id)).toEqual(["g1"]);
+    expect(page.pagination).toMatchObject({ totalItems: 1, totalPages: 1, currentPage: 1, pageSize: 10 });
+
+    const since = await products.listProducts(
+      { organizationId: org, catalogId, createdAfter: timestampFromDate(new Date(Date.now() + 60_000)) },
+      auth(),
+    );
+    expect(since.pagination?.totalItems).toBe(0);
+
+    await products.deleteProduct({ organizationId: org, catalogId, productId: "g1" }, auth());
+    expect((await products.deleteProducts({ organizationId: org, catalogId, productIds: [] }, auth())).count).toBe(1);
+    expect((await catalogs.getCatalog({ organizationId: org, catalogId }, auth())).catalog?.productCount).toBe(0);
+
+    await catalogs.deleteCatalog({ organizationId: org, catalogId }, auth());
+    expect(await codeOf(catalogs.getCatalog({ organizationId: org, catalogId }, auth()))).toBe(Code.NotFound);
+  });
+
+  it("maps every error kind to its gRPC status code", async () => {
+    const { catalog } = await catalogs.createCatalog({ organizationId: org, name: "codes" }, auth());
+    const catalogId = catalog!.id;
+    expect(await codeOf(catalogs.listCatalogs({ organizationId: org }))).toBe(Code.Unauthenticated);
+    expect(await codeOf(catalogs.listCatalogs({ organizationId: org }, { headers: { service_api_key: "bad" } }))).toBe(
+      Code.Unauthenticated,
+    );
+    expect(await codeOf(catalogs.listCatalogs({ organizationId: randomUUID() }, auth()))).toBe(Code.PermissionDenied);
+    expect(await codeOf(catalogs.createCatalog({ organizationId: org, name: "codes" }, auth()))).toBe(Code.AlreadyExists);
+    expect(await codeOf(catalogs.getCatalog({ organizationId: org, catalogId: randomUUID() }, auth()))).toBe(Code.NotFound);
+    expect(await codeOf(catalogs.getCatalog({ organizationId: org, catalogId: "x" }, auth()))).toBe(Code.InvalidArgument);
+    expect(await codeOf(products.getProduct({ organizationId: org, catalogId, productId: "none" }, auth()))).toBe(
+      Code.NotFound,
+    );
+    expect(
+      await codeOf(products.createProducts({ organizationId: org, catalogId, products: [{ id: "a", imageUrl: "nope" }] }, auth())),
+    ).toBe(Code.InvalidArgument);
+    expect(await codeOf(products.listProducts({ organizationId: org, catalogId, pageSize: 101 }, auth()))).toBe(
+      Code.InvalidArgument,
+    );
+    const search = createClient(SearchService, grpc);
+    expect(await codeOf(search.searchProducts({ organizationId: org, catalogId }, auth()))).toBe(Code.Unimplemented);
+    const recs = createClient(RecommendationService, grpc);
+    expect(await codeOf(recs.getRecommendations({ organizationId: org, catalogId, productId: "a" }, auth()))).toBe(
+      Code.Unimplemented,
+    );
+  });
+
+  it("refuses messages larger than the request limit", async () => {
+    const { catalog } = await catalogs.createCatalog({ organizationId: org, name: "big" }, auth());
+    const huge = Array.from({ length: 1200 }, (_, i) => ({
+      id: `p${i}`,
+      imageUrl: "https://x.example/p.jpg",
+      descriptor: "x".repeat(9000),
+    }));
+    // Node's HTTP/2 client gives up on its own past 10 MB of buffered session data; a larger
+    // budget lets the message actually reach the server's limit.
+    const roomy = createClient(ProductService, createGrpcTransport({ baseUrl: server.grpcUrl, nodeOptions: { maxSessionMemory: 64 } }));
+    const code = await codeOf(roomy.createProducts({ organizationId: org, catalogId: catalog!.id, products: huge }, auth()));
+    expect(code).toBe(Code.ResourceExhausted);
+    expect((await catalogs.getCatalog({ organizationId: org, catalogId: catalog!.id }, auth())).catalog?.productCount).toBe(0);
+  });
+
+  it("manages keys with the admin key only", async () => {
+    const keys = createClient(ApiKeyService, grpc);
+    const admin = { headers: { service_api_key: server.adminKey } };
+    const other = randomUUID();
+    const created = await keys.createApiKey({ organizationId: other, name: "g", scopes: ["read"] }, admin);
+    expect(created.key).toMatch(/^vtr_/);
+    expect((await keys.listApiKeys({ organizationId: other }, admin)).keys.map((k) => k.id)).toEqual([created.apiKey!.id]);
+    expect(await codeOf(keys.listApiKeys({ organizationId: org }, auth()))).toBe(Code.PermissionDenied);
+    await keys.revokeApiKey({ organizationId: other, keyId: created.apiKey!.id }, admin);
+    expect(
+      await codeOf(createClient(CatalogService, grpc).listCatalogs({ organizationId: other }, { headers: { service_api_key: created.key } })),
+    ).toBe(Code.Unauthenticated);
+  });
+});
+
+describe("over Connect (HTTP/1.1, JSON) on the REST port", () => {
+  it("serves the same RPCs", async () => {
+    const transport = createConnectTransport({ baseUrl: server.restUrl, httpVersion: "1.1", useBinaryFormat: false });
+    const client = createClient(CatalogService, transport);
+    const { catalog } = await client.createCatalog({ organizationId: org, name: "connect" }, auth());
+    expect((await client.getCatalog({ organizationId: org, catalogId: catalog!.id }, auth())).catalog?.name).toBe("connect");
+    expect(await codeOf(client.getCatalog({ organizationId: org, catalogId: catalog!.id }))).toBe(Code.Unauthenticated);
+  });
+});
