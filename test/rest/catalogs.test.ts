@@ -41,6 +41,7 @@ describe("Create Catalog", () => {
     const res = await api.post(base, { name: "Bags", description: "again" });
     expectErrorObject(res, 409, "POST", base);
     expect(res.body.message).toMatch(/already exists/);
+    expectErrorObject(await api.post(base, { name: "  bags " }), 409, "POST", base);
   });
 
   it.each([

@@ -59,7 +59,7 @@ async function createDatabaseIfMissing(url: URL, name: string): Promise<void> {
   }
 }
 
-/** The SQL files sit beside the sources; the build copies them beside the compiled code too. */
+/** The SQL files sit beside this source file; compiled code (dist/) finds them back in src/. */
 function migrationsFolder(): string {
   const here = fileURLToPath(new URL("./migrations", import.meta.url));
   if (existsSync(here)) return here;
