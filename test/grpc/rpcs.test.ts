@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import type { Client, Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyService } from "../../src/gen/vitrine/v1/api_key_service_pb.js";
 import { Catalog_Status, CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
@@ -153,5 +153,14 @@ describe("over Connect (HTTP/1.1, JSON) on the REST port", () => {
     const { catalog } = await client.createCatalog({ organizationId: org, name: "connect" }, auth());
     expect((await client.getCatalog({ organizationId: org, catalogId: catalog!.id }, auth())).catalog?.name).toBe("connect");
     expect(await codeOf(client.getCatalog({ organizationId: org, catalogId: catalog!.id }))).toBe(Code.Unauthenticated);
+  });
+});
+
+describe("over gRPC-Web (HTTP/1.1) on the REST port", () => {
+  it("serves the same RPCs with the same status codes", async () => {
+    const client = createClient(CatalogService, createGrpcWebTransport({ baseUrl: server.restUrl, httpVersion: "1.1" }));
+    const { catalog } = await client.createCatalog({ organizationId: org, name: "grpc-web" }, auth());
+    expect((await client.listCatalogs({ organizationId: org }, auth())).catalogs.some((c) => c.id === catalog!.id)).toBe(true);
+    expect(await codeOf(client.createCatalog({ organizationId: org, name: "grpc-web" }, auth()))).toBe(Code.AlreadyExists);
   });
 });

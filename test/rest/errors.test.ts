@@ -66,4 +66,18 @@ describe("gateway errors", () => {
     const body = { organizationId: org, catalogId: randomUUID(), query: "red shoes", topK: 5, visual_weight: 0.5, similarity_threshold: 0 };
     expectErrorObject(await api.post("/search", body), 501, "POST", "/search");
   });
+
+  it("answers 500 with a generic message for a real fault, and recovers", async () => {
+    // A genuine database failure: the products table disappears under the running service.
+    const url = `${catalog}/products`;
+    await server.app.mysql.pool.query("RENAME TABLE products TO products_away");
+    try {
+      const res = await api.get(url);
+      expectErrorObject(res, 500, "GET", url);
+      expect(res.body.message).toBe("internal server error");
+    } finally {
+      await server.app.mysql.pool.query("RENAME TABLE products_away TO products");
+    }
+    expect((await api.get(url)).status).toBe(200);
+  });
 });
