@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { alreadyExists, notFound } from "../errors/index.js";
 import { catalogStatus, emptyStatusCounts, productCount } from "./model.js";
-import type { Catalog, CatalogRecord } from "./model.js";
+import type { Catalog, CatalogRecord, CatalogStatus, StatusCounts } from "./model.js";
 import type { CatalogRepository, ProductRepository } from "./repositories.js";
 import { parseCatalogDescription, parseCatalogName, parseUuid } from "./validation.js";
 
@@ -25,6 +25,13 @@ export class CatalogService {
   async get(organizationId: string, catalogId: string): Promise<Catalog> {
     const record = await this.requireActive(organizationId, catalogId);
     return (await this.withCounts([record]))[0]!;
+  }
+
+  /** How many products are in each status, for watching processing. */
+  async progress(organizationId: string, catalogId: string): Promise<{ status: CatalogStatus; total: number; counts: StatusCounts }> {
+    const record = await this.requireActive(organizationId, catalogId);
+    const counts = (await this.products.countByStatus([record.id])).get(record.id) ?? emptyStatusCounts();
+    return { status: catalogStatus(counts), total: productCount(counts), counts };
   }
 
   async list(organizationId: string): Promise<Catalog[]> {

@@ -29,11 +29,14 @@ export interface Product {
   catalogId: string;
   id: string;
   imageUrl: string;
-  objectUrl: string | null;
+  /** Key of the service's copy of the image, once fetched. */
+  objectKey: string | null;
   descriptor: string;
   metadata: JsonObject;
   status: ProductStatus;
   rank: Rank;
+  /** Why the product is in ERROR; null otherwise. */
+  errorReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -30,6 +30,8 @@ export class ProductService {
     private readonly catalogs: CatalogService,
     private readonly products: ProductRepository,
     private readonly limits: { maxBatchSize: number },
+    /** Called after products are queued for processing, so local workers start at once. */
+    private readonly onQueued: () => void = () => undefined,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -38,6 +40,7 @@ export class ProductService {
     const catalog = await this.catalogs.requireActive(organizationId, catalogId);
     const batch = parseProductBatch(inputs, catalog.id, this.limits.maxBatchSize);
     await this.products.upsertBatch(catalog.id, batch, this.now());
+    this.onQueued();
     return batch.length;
   }
 

@@ -1,3 +1,5 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 
 /** Everything the service reads from its environment, validated once at start-up. */
@@ -11,12 +13,33 @@ export interface Config {
   redisUrl: string | undefined;
   /** Undefined when not configured; the launcher then generates one and stores it in dataDir. */
   adminApiKey: string | undefined;
-  /** Where the service keeps local state (generated admin key, object storage, caches). */
+  /** Where the service keeps local state (generated admin key, object storage). */
   dataDir: string;
+  /** Derived files that can be rebuilt (compact word vectors, fetched binaries), shared across checkouts. */
+  cacheDir: string;
+  /** Base of objectUrl; default: the REST listener's own address. */
+  publicUrl: string | undefined;
+  processing: ProcessingConfig;
   /** How long shutdown waits for in-flight work before cutting connections. */
   shutdownGraceMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   limits: Limits;
+}
+
+export interface ProcessingConfig {
+  /** Workers inside the service process; 0 leaves processing to `npm run worker` processes. */
+  workers: number;
+  batchSize: number;
+  concurrency: number;
+  leaseMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  idlePollMs: number;
+  /** Lets image URLs resolve to private and loopback addresses (tests, on-premise image hosts). */
+  allowPrivateImageHosts: boolean;
+  /** Whole-download deadline per image, redirects included. */
+  imageFetchTimeoutMs: number;
+  imageMaxBytes: number;
 }
 
 export interface Limits {
@@ -44,6 +67,18 @@ const schema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
+  CACHE_DIR: z.string().min(1).optional(),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  PROCESSING_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(16),
+  PROCESSING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  PROCESSING_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
+  PROCESSING_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  PROCESSING_RETRY_BASE_MS: z.coerce.number().int().min(0).default(2000),
+  PROCESSING_IDLE_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  IMAGE_FETCH_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
+  IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MAX_REQUEST_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxRequestBytes),
@@ -71,6 +106,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     adminApiKey: e.ADMIN_API_KEY,
     dataDir: e.DATA_DIR,
+    cacheDir: e.CACHE_DIR ?? join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    processing: {
+      workers: e.WORKERS,
+      batchSize: e.PROCESSING_BATCH_SIZE,
+      concurrency: e.PROCESSING_CONCURRENCY,
+      leaseMs: e.PROCESSING_LEASE_MS,
+      maxAttempts: e.PROCESSING_MAX_ATTEMPTS,
+      retryBaseMs: e.PROCESSING_RETRY_BASE_MS,
+      idlePollMs: e.PROCESSING_IDLE_POLL_MS,
+      allowPrivateImageHosts: e.IMAGE_FETCH_ALLOW_PRIVATE === "true",
+      imageFetchTimeoutMs: e.IMAGE_FETCH_TIMEOUT_MS,
+      imageMaxBytes: e.IMAGE_MAX_BYTES,
+    },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },

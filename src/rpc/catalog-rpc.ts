@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService } from "../catalogs/index.js";
-import { CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
+import { Catalog_Status, CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
 import { catalogMessage } from "./messages.js";
 
 export function catalogRpc(catalogs: CatalogService): ServiceImpl<typeof CatalogServiceDesc> {
@@ -19,6 +19,16 @@ export function catalogRpc(catalogs: CatalogService): ServiceImpl<typeof Catalog
     async updateCatalog(req) {
       const catalog = await catalogs.update(req.organizationId, req.id, { name: req.name, description: req.description });
       return { catalog: catalogMessage(catalog, { updatedAt: true }) };
+    },
+    async getCatalogProgress(req) {
+      const { status, total, counts } = await catalogs.progress(req.organizationId, req.catalogId);
+      return {
+        status: Catalog_Status[status],
+        total,
+        processing: counts.PROCESSING,
+        processed: counts.PROCESSED,
+        error: counts.ERROR,
+      };
     },
     async deleteCatalog(req) {
       await catalogs.delete(req.organizationId, req.catalogId);

@@ -29,18 +29,20 @@ export function catalogMessage(catalog: Catalog, fields: CatalogFields = {}): Ca
   });
 }
 
-export function productMessage(product: Product): ProductMessage {
+/** objectUrlOf turns a stored object key into the address clients fetch it from. */
+export function productMessage(product: Product, objectUrlOf: (key: string) => string): ProductMessage {
   return create(ProductSchema, {
     id: product.id,
     catalogId: product.catalogId,
     imageUrl: product.imageUrl,
-    objectUrl: product.objectUrl ?? "",
+    objectUrl: product.objectKey ? objectUrlOf(product.objectKey) : "",
     descriptor: product.descriptor,
     metadata: product.metadata,
     createAt: timestampFromDate(product.createdAt),
     status: Product_Status[product.status satisfies ProductStatus],
     rank: RankEnum[product.rank satisfies Rank],
     updateAt: timestampFromDate(product.updatedAt),
+    error: product.status === "ERROR" ? (product.errorReason ?? "processing failed") : undefined,
   });
 }
 

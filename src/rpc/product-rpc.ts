@@ -1,11 +1,13 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { ProductService } from "../catalogs/index.js";
+import type { Product, ProductService } from "../catalogs/index.js";
+import type { ObjectStore } from "../processing/index.js";
 import { Rank } from "../gen/vitrine/v1/common_pb.js";
 import { Product_Status, ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_service_pb.js";
 import { enumName, productMessage } from "./messages.js";
 
-export function productRpc(products: ProductService): ServiceImpl<typeof ProductServiceDesc> {
+export function productRpc(products: ProductService, objects: ObjectStore): ServiceImpl<typeof ProductServiceDesc> {
+  const toMessage = (product: Product) => productMessage(product, (key) => objects.urlOf(key));
   return {
     async createProducts(req) {
       const count = await products.create(req.organizationId, req.catalogId, req.products);
@@ -22,7 +24,7 @@ export function productRpc(products: ProductService): ServiceImpl<typeof Product
         createdBefore: req.createdBefore && timestampDate(req.createdBefore),
       });
       return {
-        data: page.items.map(productMessage),
+        data: page.items.map(toMessage),
         pagination: {
           totalItems: page.totalItems,
           totalPages: page.totalPages,
@@ -34,7 +36,7 @@ export function productRpc(products: ProductService): ServiceImpl<typeof Product
       };
     },
     async getProduct(req) {
-      return { product: productMessage(await products.get(req.organizationId, req.catalogId, req.productId)) };
+      return { product: toMessage(await products.get(req.organizationId, req.catalogId, req.productId)) };
     },
     async deleteProducts(req) {
       const count = await products.deleteMany(req.organizationId, req.catalogId, req.productIds);

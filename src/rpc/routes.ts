@@ -8,6 +8,7 @@ import { ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_
 import { RecommendationService } from "../gen/vitrine/v1/recommendation_service_pb.js";
 import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
 import type { Logger } from "../logging/index.js";
+import type { ObjectStore } from "../processing/index.js";
 import { apiKeyRpc } from "./api-key-rpc.js";
 import { catalogRpc } from "./catalog-rpc.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
@@ -19,6 +20,7 @@ export interface RpcCore {
   catalogs: CatalogService;
   products: ProductService;
   apiKeys: ApiKeyService;
+  objects: ObjectStore;
 }
 
 /** Every service of the public contract, in the order the REST gateway and docs list them. */
@@ -33,7 +35,7 @@ export const SERVICES: DescService[] = [
 export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   return (router) => {
     router.service(CatalogServiceDesc, catalogRpc(core.catalogs));
-    router.service(ProductServiceDesc, productRpc(core.products));
+    router.service(ProductServiceDesc, productRpc(core.products, core.objects));
     router.service(SearchService, searchRpc());
     router.service(RecommendationService, recommendationRpc());
     router.service(ApiKeyServiceDesc, apiKeyRpc(core.apiKeys));

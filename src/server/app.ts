@@ -12,13 +12,19 @@ import {
   openMysql,
 } from "../storage/mysql/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
+import { join } from "node:path";
+import { LocalObjectStore } from "../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
 import { createHttpServers } from "./http-servers.js";
+import { registerObjectsRoute } from "./objects-route.js";
+import { startProcessing } from "./processing.js";
+import type { Processing } from "./processing.js";
 import type { GrpcFastify } from "./http-servers.js";
 
 export interface App {
   core: RpcCore;
   mysql: MysqlConnection;
+  processing: Processing;
   rest: FastifyInstance;
   grpc: GrpcFastify;
   /** Starts both listeners; returns their bound addresses (ports may be 0 in tests). */
@@ -35,10 +41,14 @@ export async function createApp(config: Config): Promise<App> {
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
   const mysql = await openMysql(config.mysqlUrl);
 
+  let listeningUrl = `http://localhost:${config.port}`;
+  const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
+  const processing = startProcessing(config, mysql, objects, logger);
+
   const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), new MysqlProductRepository(mysql.db));
-  const products = new ProductService(catalogs, new MysqlProductRepository(mysql.db), config.limits);
+  const products = new ProductService(catalogs, new MysqlProductRepository(mysql.db), config.limits, () => processing.notify());
   const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey);
-  const core: RpcCore = { catalogs, products, apiKeys };
+  const core: RpcCore = { catalogs, products, apiKeys, objects };
 
   const { rest, grpc } = await createHttpServers({
     routes: rpcRoutes(core),
@@ -48,19 +58,24 @@ export async function createApp(config: Config): Promise<App> {
     maxRequestBytes: config.limits.maxRequestBytes,
     shutdownGraceMs: config.shutdownGraceMs,
   });
+  registerObjectsRoute(rest, objects);
 
   return {
     core,
     mysql,
+    processing,
     rest,
     grpc,
     async listen() {
       const restUrl = await rest.listen({ port: config.port, host: config.host });
       const grpcUrl = await grpc.listen({ port: config.grpcPort, host: config.host });
+      listeningUrl = restUrl;
       return { restUrl, grpcUrl };
     },
     async close() {
+      // Stop taking requests, let the products being processed finish, then release the pool.
       await Promise.allSettled([rest.close(), grpc.close()]);
+      await processing.stop();
       await mysql.close();
     },
   };

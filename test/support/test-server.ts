@@ -39,6 +39,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
     SHUTDOWN_GRACE_MS: "500",
+    // API tests see products stay PROCESSING; processing tests ask for workers.
+    WORKERS: "0",
     ...env,
   });
   const app = await createApp(config);

@@ -10,7 +10,22 @@ import type {
 } from "../../catalogs/index.js";
 import { PRODUCT_STATUSES } from "../../catalogs/index.js";
 import type { Database } from "./connection.js";
-import { products } from "./schema.js";
+import { productEmbeddings, products } from "./schema.js";
+
+/** The columns of a Product; the queue's bookkeeping columns stay inside storage. */
+const productColumns = {
+  catalogId: products.catalogId,
+  id: products.id,
+  imageUrl: products.imageUrl,
+  objectKey: products.objectKey,
+  descriptor: products.descriptor,
+  metadata: products.metadata,
+  status: products.status,
+  rank: products.rank,
+  errorReason: sql<string | null>`IF(${products.status} = 'ERROR', ${products.errorReason}, NULL)`,
+  createdAt: products.createdAt,
+  updatedAt: products.updatedAt,
+};
 
 /** Rows per INSERT: keeps a statement of maximal metadata well under max_allowed_packet. */
 const INSERT_CHUNK = 200;
@@ -29,7 +44,8 @@ export class MysqlProductRepository implements ProductRepository {
           createdAt: now,
           updatedAt: now,
         }));
-        // A replaced product keeps its creation time and rank, and is processed again.
+        // A replaced product keeps its creation time and rank, and goes back into the queue as a
+        // new generation, so a worker still busy with the old one cannot overwrite it.
         await tx
           .insert(products)
           .values(rows)
@@ -40,6 +56,12 @@ export class MysqlProductRepository implements ProductRepository {
               metadata: sql`VALUES(${products.metadata})`,
               status: sql`VALUES(${products.status})`,
               updatedAt: sql`VALUES(${products.updatedAt})`,
+              generation: sql`${products.generation} + 1`,
+              attempts: 0,
+              leaseOwner: null,
+              leaseExpiresAt: null,
+              nextAttemptAt: null,
+              errorReason: null,
             },
           });
       }
@@ -51,7 +73,7 @@ export class MysqlProductRepository implements ProductRepository {
     const [totals, items] = await Promise.all([
       this.db.select({ total: count() }).from(products).where(where),
       this.db
-        .select()
+        .select(productColumns)
         .from(products)
         .where(where)
         .orderBy(desc(products.createdAt), asc(products.id))
@@ -63,25 +85,30 @@ export class MysqlProductRepository implements ProductRepository {
 
   async get(catalogId: string, productId: string): Promise<Product | undefined> {
     const rows = await this.db
-      .select()
+      .select(productColumns)
       .from(products)
       .where(and(eq(products.catalogId, catalogId), eq(products.id, productId)));
     return rows[0];
   }
 
   async delete(catalogId: string, ids: string[] | undefined): Promise<number> {
-    if (ids === undefined) {
-      const [result] = await this.db.delete(products).where(eq(products.catalogId, catalogId));
-      return result.affectedRows;
-    }
-    let deleted = 0;
-    for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
-      const [result] = await this.db
-        .delete(products)
-        .where(and(eq(products.catalogId, catalogId), inArray(products.id, ids.slice(start, start + DELETE_CHUNK))));
-      deleted += result.affectedRows;
-    }
-    return deleted;
+    return this.db.transaction(async (tx) => {
+      if (ids === undefined) {
+        await tx.delete(productEmbeddings).where(eq(productEmbeddings.catalogId, catalogId));
+        const [result] = await tx.delete(products).where(eq(products.catalogId, catalogId));
+        return result.affectedRows;
+      }
+      let deleted = 0;
+      for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
+        const chunk = ids.slice(start, start + DELETE_CHUNK);
+        await tx
+          .delete(productEmbeddings)
+          .where(and(eq(productEmbeddings.catalogId, catalogId), inArray(productEmbeddings.productId, chunk)));
+        const [result] = await tx.delete(products).where(and(eq(products.catalogId, catalogId), inArray(products.id, chunk)));
+        deleted += result.affectedRows;
+      }
+      return deleted;
+    });
   }
 
   async setRank(catalogId: string, productId: string, rank: Rank, now: Date): Promise<boolean> {
@@ -122,7 +149,7 @@ function filtersOf(query: ProductQuery): SQL[] {
       or(
         sql`${products.descriptor} LIKE ${pattern}`,
         sql`LOWER(${products.imageUrl}) LIKE ${pattern}`,
-        sql`LOWER(${products.objectUrl}) LIKE ${pattern}`,
+        sql`LOWER(${products.objectKey}) LIKE ${pattern}`,
         sql`LOWER(JSON_EXTRACT(${products.metadata}, '$.*')) LIKE ${pattern}`,
       )!,
     );

@@ -1,4 +1,4 @@
-import { customType, char, datetime, index, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
+import { customType, char, datetime, index, int, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
 import type { JsonObject, ProductStatus, Rank } from "../../catalogs/index.js";
 import { PRODUCT_STATUSES, RANKS } from "../../catalogs/index.js";
 import type { Scope } from "../../auth/index.js";
@@ -8,6 +8,9 @@ const timestamp = (name: string) => datetime(name, { mode: "date", fsp: 3 });
 
 /** SKUs are case-sensitive and ASCII (see PRODUCT_ID_PATTERN): a binary ASCII column compares them exactly. */
 const productId = customType<{ data: string }>({ dataType: () => "varchar(128) CHARACTER SET ascii COLLATE ascii_bin" });
+
+/** Vectors are stored as little-endian float32 bytes: compact, and exact to read back. */
+const vectorBlob = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "mediumblob" });
 
 export const catalogs = mysqlTable(
   "catalogs",
@@ -32,19 +35,54 @@ export const products = mysqlTable(
     catalogId: char("catalog_id", { length: 36 }).notNull(),
     id: productId("id").notNull(),
     imageUrl: varchar("image_url", { length: 2048 }).notNull(),
-    objectUrl: varchar("object_url", { length: 2048 }),
+    /** Key of the service's copy of the image in object storage; the API turns it into objectUrl. */
+    objectKey: varchar("object_key", { length: 512 }),
     descriptor: text("descriptor").notNull(),
     metadata: json("metadata").$type<JsonObject>().notNull(),
     status: mysqlEnum("status", PRODUCT_STATUSES).$type<ProductStatus>().notNull(),
     rank: mysqlEnum("rank", RANKS).$type<Rank>().notNull().default("NO_BOOST"),
     createdAt: timestamp("created_at").notNull(),
     updatedAt: timestamp("updated_at").notNull(),
+    // The processing queue lives in the product rows themselves: a product is work to do while
+    // it is PROCESSING, so nothing acknowledged can be lost between a queue and the table.
+    /** Bumped each time the product is replaced; a worker's result only lands on the generation it processed. */
+    generation: int("generation", { unsigned: true }).notNull().default(0),
+    /** Claims of the current generation, including ones whose worker died. */
+    attempts: int("attempts", { unsigned: true }).notNull().default(0),
+    leaseOwner: varchar("lease_owner", { length: 100 }),
+    leaseExpiresAt: timestamp("lease_expires_at"),
+    nextAttemptAt: timestamp("next_attempt_at"),
+    /** Why the product is in ERROR, or why its last attempt failed while it is retried. */
+    errorReason: varchar("error_reason", { length: 1000 }),
+    /** The URL and content hash of the image last fetched, to skip unchanged images. */
+    fetchedImageUrl: varchar("fetched_image_url", { length: 2048 }),
+    imageSha256: char("image_sha256", { length: 64 }),
   },
   (t) => [
     primaryKey({ columns: [t.catalogId, t.id] }),
     index("products_catalog_created").on(t.catalogId, t.createdAt),
     index("products_catalog_status").on(t.catalogId, t.status),
+    index("products_queue").on(t.status, t.nextAttemptAt),
   ],
+);
+
+/**
+ * The embeddings of each processed product. MySQL is their source of truth: vector indexes are
+ * rebuilt from here without recomputing anything.
+ */
+export const productEmbeddings = mysqlTable(
+  "product_embeddings",
+  {
+    catalogId: char("catalog_id", { length: 36 }).notNull(),
+    productId: productId("product_id").notNull(),
+    modelVersion: varchar("model_version", { length: 200 }).notNull(),
+    imageSha256: char("image_sha256", { length: 64 }).notNull(),
+    image: vectorBlob("image").notNull(),
+    colour: vectorBlob("colour").notNull(),
+    text: vectorBlob("text").notNull(),
+    updatedAt: timestamp("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.catalogId, t.productId] })],
 );
 
 export const apiKeys = mysqlTable(

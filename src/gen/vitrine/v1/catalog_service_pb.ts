@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file vitrine/v1/catalog_service.proto.
  */
 export const file_vitrine_v1_catalog_service: GenFile = /*@__PURE__*/
-  fileDesc("CiB2aXRyaW5lL3YxL2NhdGFsb2dfc2VydmljZS5wcm90bxIKdml0cmluZS52MSLoAgoHQ2F0YWxvZxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCRIVCg1wcm9kdWN0X2NvdW50GAUgASgFEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBnN0YXR1cxgIIAEoDjIaLnZpdHJpbmUudjEuQ2F0YWxvZy5TdGF0dXNIAIgBASJiCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASCQoFRU1QVFkQARIOCgpQUk9DRVNTSU5HEAISCwoHV0FSTklORxADEgkKBUVSUk9SEAQSDQoJUFJPQ0VTU0VEEAVCCQoHX3N0YXR1cyJSChRDcmVhdGVDYXRhbG9nUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSI9ChVDcmVhdGVDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyIuChNMaXN0Q2F0YWxvZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI9ChRMaXN0Q2F0YWxvZ3NSZXNwb25zZRIlCghjYXRhbG9ncxgBIAMoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyJAChFHZXRDYXRhbG9nUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEgoKY2F0YWxvZ19pZBgCIAEoCSI6ChJHZXRDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyKBAQoUVXBkYXRlQ2F0YWxvZ1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgoKAmlkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgBiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbiI9ChVVcGRhdGVDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyJDChREZWxldGVDYXRhbG9nUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEgoKY2F0YWxvZ19pZBgCIAEoCSI4ChVEZWxldGVDYXRhbG9nUmVzcG9uc2USDgoGc3RhdHVzGAEgASgJEg8KB21lc3NhZ2UYAiABKAkysAYKDkNhdGFsb2dTZXJ2aWNlEqEBCg1DcmVhdGVDYXRhbG9nEiAudml0cmluZS52MS5DcmVhdGVDYXRhbG9nUmVxdWVzdBohLnZpdHJpbmUudjEuQ3JlYXRlQ2F0YWxvZ1Jlc3BvbnNlIkuItRjJAZK1GAV3cml0ZYLT5JMCNzoBKmIHY2F0YWxvZyIpL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vY2F0YWxvZ3MSlgEKDExpc3RDYXRhbG9ncxIfLnZpdHJpbmUudjEuTGlzdENhdGFsb2dzUmVxdWVzdBogLnZpdHJpbmUudjEuTGlzdENhdGFsb2dzUmVzcG9uc2UiQ5K1GARyZWFkgtPkkwI1YghjYXRhbG9ncxIpL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vY2F0YWxvZ3MSnAEKCkdldENhdGFsb2cSHS52aXRyaW5lLnYxLkdldENhdGFsb2dSZXF1ZXN0Gh4udml0cmluZS52MS5HZXRDYXRhbG9nUmVzcG9uc2UiT5K1GARyZWFkgtPkkwJBYgdjYXRhbG9nEjYvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9jYXRhbG9ncy97Y2F0YWxvZ19pZH0SoQEKDVVwZGF0ZUNhdGFsb2cSIC52aXRyaW5lLnYxLlVwZGF0ZUNhdGFsb2dSZXF1ZXN0GiEudml0cmluZS52MS5VcGRhdGVDYXRhbG9nUmVzcG9uc2UiS5K1GAV3cml0ZYLT5JMCPDoBKmIHY2F0YWxvZxouL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vY2F0YWxvZ3Mve2lkfRKdAQoNRGVsZXRlQ2F0YWxvZxIgLnZpdHJpbmUudjEuRGVsZXRlQ2F0YWxvZ1JlcXVlc3QaIS52aXRyaW5lLnYxLkRlbGV0ZUNhdGFsb2dSZXNwb25zZSJHkrUYBXdyaXRlgtPkkwI4KjYvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9jYXRhbG9ncy97Y2F0YWxvZ19pZH1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_vitrine_v1_options]);
+  fileDesc("CiB2aXRyaW5lL3YxL2NhdGFsb2dfc2VydmljZS5wcm90bxIKdml0cmluZS52MSLoAgoHQ2F0YWxvZxIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCRIVCg1wcm9kdWN0X2NvdW50GAUgASgFEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KBnN0YXR1cxgIIAEoDjIaLnZpdHJpbmUudjEuQ2F0YWxvZy5TdGF0dXNIAIgBASJiCgZTdGF0dXMSFgoSU1RBVFVTX1VOU1BFQ0lGSUVEEAASCQoFRU1QVFkQARIOCgpQUk9DRVNTSU5HEAISCwoHV0FSTklORxADEgkKBUVSUk9SEAQSDQoJUFJPQ0VTU0VEEAVCCQoHX3N0YXR1cyJSChRDcmVhdGVDYXRhbG9nUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSI9ChVDcmVhdGVDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyIuChNMaXN0Q2F0YWxvZ3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI9ChRMaXN0Q2F0YWxvZ3NSZXNwb25zZRIlCghjYXRhbG9ncxgBIAMoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyJAChFHZXRDYXRhbG9nUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEgoKY2F0YWxvZ19pZBgCIAEoCSI6ChJHZXRDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyKBAQoUVXBkYXRlQ2F0YWxvZ1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgoKAmlkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgBiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbiI9ChVVcGRhdGVDYXRhbG9nUmVzcG9uc2USJAoHY2F0YWxvZxgBIAEoCzITLnZpdHJpbmUudjEuQ2F0YWxvZyJIChlHZXRDYXRhbG9nUHJvZ3Jlc3NSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgpjYXRhbG9nX2lkGAIgASgJIo0BChpHZXRDYXRhbG9nUHJvZ3Jlc3NSZXNwb25zZRIqCgZzdGF0dXMYASABKA4yGi52aXRyaW5lLnYxLkNhdGFsb2cuU3RhdHVzEg0KBXRvdGFsGAIgASgFEhIKCnByb2Nlc3NpbmcYAyABKAUSEQoJcHJvY2Vzc2VkGAQgASgFEg0KBWVycm9yGAUgASgFIkMKFERlbGV0ZUNhdGFsb2dSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRISCgpjYXRhbG9nX2lkGAIgASgJIjgKFURlbGV0ZUNhdGFsb2dSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDwoHbWVzc2FnZRgCIAEoCTLnBwoOQ2F0YWxvZ1NlcnZpY2USoQEKDUNyZWF0ZUNhdGFsb2cSIC52aXRyaW5lLnYxLkNyZWF0ZUNhdGFsb2dSZXF1ZXN0GiEudml0cmluZS52MS5DcmVhdGVDYXRhbG9nUmVzcG9uc2UiS4i1GMkBkrUYBXdyaXRlgtPkkwI3OgEqYgdjYXRhbG9nIikvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9jYXRhbG9ncxKWAQoMTGlzdENhdGFsb2dzEh8udml0cmluZS52MS5MaXN0Q2F0YWxvZ3NSZXF1ZXN0GiAudml0cmluZS52MS5MaXN0Q2F0YWxvZ3NSZXNwb25zZSJDkrUYBHJlYWSC0+STAjViCGNhdGFsb2dzEikvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9jYXRhbG9ncxKcAQoKR2V0Q2F0YWxvZxIdLnZpdHJpbmUudjEuR2V0Q2F0YWxvZ1JlcXVlc3QaHi52aXRyaW5lLnYxLkdldENhdGFsb2dSZXNwb25zZSJPkrUYBHJlYWSC0+STAkFiB2NhdGFsb2cSNi9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L2NhdGFsb2dzL3tjYXRhbG9nX2lkfRKhAQoNVXBkYXRlQ2F0YWxvZxIgLnZpdHJpbmUudjEuVXBkYXRlQ2F0YWxvZ1JlcXVlc3QaIS52aXRyaW5lLnYxLlVwZGF0ZUNhdGFsb2dSZXNwb25zZSJLkrUYBXdyaXRlgtPkkwI8OgEqYgdjYXRhbG9nGi4vb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9jYXRhbG9ncy97aWR9ErQBChJHZXRDYXRhbG9nUHJvZ3Jlc3MSJS52aXRyaW5lLnYxLkdldENhdGFsb2dQcm9ncmVzc1JlcXVlc3QaJi52aXRyaW5lLnYxLkdldENhdGFsb2dQcm9ncmVzc1Jlc3BvbnNlIk+StRgEcmVhZILT5JMCQRI/L29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vY2F0YWxvZ3Mve2NhdGFsb2dfaWR9L3Byb2dyZXNzEp0BCg1EZWxldGVDYXRhbG9nEiAudml0cmluZS52MS5EZWxldGVDYXRhbG9nUmVxdWVzdBohLnZpdHJpbmUudjEuRGVsZXRlQ2F0YWxvZ1Jlc3BvbnNlIkeStRgFd3JpdGWC0+STAjgqNi9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L2NhdGFsb2dzL3tjYXRhbG9nX2lkfWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_vitrine_v1_options]);
 
 /**
  * @generated from message vitrine.v1.Catalog
@@ -296,6 +296,65 @@ export const UpdateCatalogResponseSchema: GenMessage<UpdateCatalogResponse> = /*
   messageDesc(file_vitrine_v1_catalog_service, 8);
 
 /**
+ * @generated from message vitrine.v1.GetCatalogProgressRequest
+ */
+export type GetCatalogProgressRequest = Message<"vitrine.v1.GetCatalogProgressRequest"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * @generated from field: string catalog_id = 2;
+   */
+  catalogId: string;
+};
+
+/**
+ * Describes the message vitrine.v1.GetCatalogProgressRequest.
+ * Use `create(GetCatalogProgressRequestSchema)` to create a new message.
+ */
+export const GetCatalogProgressRequestSchema: GenMessage<GetCatalogProgressRequest> = /*@__PURE__*/
+  messageDesc(file_vitrine_v1_catalog_service, 9);
+
+/**
+ * @generated from message vitrine.v1.GetCatalogProgressResponse
+ */
+export type GetCatalogProgressResponse = Message<"vitrine.v1.GetCatalogProgressResponse"> & {
+  /**
+   * @generated from field: vitrine.v1.Catalog.Status status = 1;
+   */
+  status: Catalog_Status;
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * @generated from field: int32 processing = 3;
+   */
+  processing: number;
+
+  /**
+   * @generated from field: int32 processed = 4;
+   */
+  processed: number;
+
+  /**
+   * @generated from field: int32 error = 5;
+   */
+  error: number;
+};
+
+/**
+ * Describes the message vitrine.v1.GetCatalogProgressResponse.
+ * Use `create(GetCatalogProgressResponseSchema)` to create a new message.
+ */
+export const GetCatalogProgressResponseSchema: GenMessage<GetCatalogProgressResponse> = /*@__PURE__*/
+  messageDesc(file_vitrine_v1_catalog_service, 10);
+
+/**
  * @generated from message vitrine.v1.DeleteCatalogRequest
  */
 export type DeleteCatalogRequest = Message<"vitrine.v1.DeleteCatalogRequest"> & {
@@ -315,7 +374,7 @@ export type DeleteCatalogRequest = Message<"vitrine.v1.DeleteCatalogRequest"> & 
  * Use `create(DeleteCatalogRequestSchema)` to create a new message.
  */
 export const DeleteCatalogRequestSchema: GenMessage<DeleteCatalogRequest> = /*@__PURE__*/
-  messageDesc(file_vitrine_v1_catalog_service, 9);
+  messageDesc(file_vitrine_v1_catalog_service, 11);
 
 /**
  * @generated from message vitrine.v1.DeleteCatalogResponse
@@ -337,7 +396,7 @@ export type DeleteCatalogResponse = Message<"vitrine.v1.DeleteCatalogResponse"> 
  * Use `create(DeleteCatalogResponseSchema)` to create a new message.
  */
 export const DeleteCatalogResponseSchema: GenMessage<DeleteCatalogResponse> = /*@__PURE__*/
-  messageDesc(file_vitrine_v1_catalog_service, 10);
+  messageDesc(file_vitrine_v1_catalog_service, 12);
 
 /**
  * Catalogs of an organization: create, read, list, update, soft delete.
@@ -376,6 +435,16 @@ export const CatalogService: GenService<{
     methodKind: "unary";
     input: typeof UpdateCatalogRequestSchema;
     output: typeof UpdateCatalogResponseSchema;
+  },
+  /**
+   * Processing progress: how many products are in each status.
+   *
+   * @generated from rpc vitrine.v1.CatalogService.GetCatalogProgress
+   */
+  getCatalogProgress: {
+    methodKind: "unary";
+    input: typeof GetCatalogProgressRequestSchema;
+    output: typeof GetCatalogProgressResponseSchema;
   },
   /**
    * Soft delete: the catalog and its products are no longer served, and its name is free again.

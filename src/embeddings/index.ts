@@ -1,0 +1,10 @@
+// Embeddings: image (MobileNetV2 features), text (GloVe sentence vectors) and colour profiles.
+// Everything runs in-process and offline; the weights ship inside npm packages.
+export type { Encoders, ImageEncoder, TextEncoder } from "./types.js";
+export { loadEncoders } from "./load-encoders.js";
+export type { LoadEncodersOptions } from "./load-encoders.js";
+export { colourProfile, COLOUR_NAMES } from "./colour-profile.js";
+export type { ColourName } from "./colour-names.js";
+export { IMAGE_ENCODER_VERSION, IMAGE_DIMENSIONS } from "./image-encoder.js";
+export { TEXT_ENCODER_VERSION, TEXT_DIMENSIONS } from "./text-encoder.js";
+export { ImageDecodeError } from "./decode-rgb.js";

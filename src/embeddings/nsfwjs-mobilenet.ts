@@ -1,0 +1,69 @@
+// nsfwjs 4.3.0 ships its MobileNetV2 (a Keras model converted for tfjs-layers: ImageNet backbone,
+// NSFW head) not as model.json + .bin but as two CommonJS modules under dist/models/mobilenet_v2/:
+// model.min.js exports { modelTopology, weightsManifest } and group1-shard1of1.min.js the weight
+// shard as a base64 string (uint8-quantised, 2.6 MB). Both are read here; nothing is downloaded.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { io } from "@tensorflow/tfjs-core";
+
+/** The nsfwjs release whose weights the image encoder's version string names. */
+export const NSFWJS_VERSION = "4.3.0";
+
+export interface KerasLayer {
+  name: string;
+  class_name: string;
+  config: Record<string, unknown>;
+  /** [[[inboundLayerName, nodeIndex, tensorIndex, kwargs], ...]] */
+  inbound_nodes: [string, number, number, unknown][][];
+}
+
+export interface KerasModelJson {
+  modelTopology: { model_config: { config: { layers: KerasLayer[] } } } & Record<string, unknown>;
+  weightsManifest: io.WeightsManifestConfig;
+}
+
+export interface NsfwjsBundle {
+  json: KerasModelJson;
+  /** The weight shards concatenated, as tfjs expects them (still quantised). */
+  weights: ArrayBuffer;
+}
+
+const require = createRequire(import.meta.url);
+
+function packageRoot(): string {
+  // nsfwjs's "exports" map hides package.json and dist/models; its CommonJS entry is
+  // <root>/dist/cjs/index.js.
+  return path.resolve(path.dirname(require.resolve("nsfwjs")), "..", "..");
+}
+
+export function readNsfwjsMobileNetV2(): NsfwjsBundle {
+  const root = packageRoot();
+  const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
+  if (version !== NSFWJS_VERSION) {
+    // Other weights would silently change every stored vector under the same version string.
+    throw new Error(
+      `nsfwjs ${version} is installed but the image encoder is built for ${NSFWJS_VERSION}; ` +
+        `install nsfwjs@${NSFWJS_VERSION}, or update NSFWJS_VERSION and the image encoder's version string`,
+    );
+  }
+  const dir = path.join(root, "dist", "models", "mobilenet_v2");
+  const json = requireOnce(path.join(dir, "model.min.js")) as KerasModelJson;
+  const shards: Buffer[] = [];
+  for (const group of json.weightsManifest) {
+    for (const p of group.paths) shards.push(Buffer.from(requireOnce(path.join(dir, `${p}.min.js`)) as string, "base64"));
+  }
+  const all = Buffer.concat(shards);
+  return { json, weights: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer };
+}
+
+// The modules are read once at load; dropping them from require's cache frees the 3.5 MB base64
+// string and the topology once the weights are on the backend.
+function requireOnce(file: string): unknown {
+  const resolved = require.resolve(file);
+  try {
+    return require(resolved) as unknown;
+  } finally {
+    delete require.cache[resolved];
+  }
+}

@@ -1,0 +1,82 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { Config } from "../config/index.js";
+import { colourProfile, loadEncoders } from "../embeddings/index.js";
+import type { Encoders } from "../embeddings/index.js";
+import type { Logger } from "../logging/index.js";
+import { ProcessingWorker } from "../processing/index.js";
+import type { ObjectStore, ProductEncoders } from "../processing/index.js";
+import { createImageFetcher } from "../processing/fetch/index.js";
+import type { MysqlConnection } from "../storage/mysql/index.js";
+import { MysqlProcessingQueue } from "../storage/mysql/index.js";
+
+export interface Processing {
+  /** Wakes the workers: new products were queued. */
+  notify(): void;
+  /** Resolves once the models are loaded and the workers run (immediately with no workers). */
+  ready: Promise<void>;
+  workers(): readonly ProcessingWorker[];
+  /** Finishes the batches in flight, then stops. */
+  stop(): Promise<void>;
+}
+
+/** The embeddings module behind the pipeline's own interface. */
+export function productEncoders(encoders: Encoders): ProductEncoders {
+  return {
+    version: encoders.version,
+    async encodeImage(jpeg) {
+      return { image: await encoders.image.encode(jpeg), colour: await colourProfile(jpeg) };
+    },
+    encodeText: (text) => encoders.text.encode(text),
+  };
+}
+
+/**
+ * Loads the models off the request path, then runs `config.processing.workers` workers against
+ * the queue in MySQL. Other processes (`npm run worker`) may work the same queue at once.
+ */
+export function startProcessing(config: Config, mysql: MysqlConnection, objects: ObjectStore, log: Logger): Processing {
+  const workers: ProcessingWorker[] = [];
+  let stopped = false;
+  let encoders: Encoders | undefined;
+  const { processing } = config;
+
+  const ready =
+    processing.workers === 0
+      ? Promise.resolve()
+      : (async () => {
+          encoders = await loadEncoders({ cacheDir: config.cacheDir, log: (msg: string) => log.info({}, msg) });
+          if (stopped) return;
+          const deps = {
+            fetchImage: createImageFetcher({
+              allowPrivateAddresses: processing.allowPrivateImageHosts,
+              totalTimeoutMs: processing.imageFetchTimeoutMs,
+              maxBytes: processing.imageMaxBytes,
+            }),
+            objects,
+            encoders: productEncoders(encoders),
+          };
+          const queue = new MysqlProcessingQueue(mysql.db);
+          const prefix = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+          for (let i = 0; i < processing.workers; i++) {
+            const worker = new ProcessingWorker(queue, deps, { ...processing, owner: `${prefix}:${i}`, retryCapMs: 5 * 60_000 }, log);
+            workers.push(worker);
+            worker.start();
+          }
+          log.info({ workers: processing.workers, modelVersion: encoders.version }, "processing workers started");
+        })();
+  // A model that fails to load must not take the API down with it; it is logged, and retried
+  // by restarting the worker process.
+  ready.catch((error: unknown) => log.error({ err: error }, "processing could not start: models failed to load"));
+
+  return {
+    notify: () => workers.forEach((w) => w.notify()),
+    ready,
+    workers: () => workers,
+    async stop() {
+      stopped = true;
+      await Promise.all(workers.map((w) => w.stop()));
+      await encoders?.close();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import type { ClaimedProduct, ProcessedResult, ProcessingQueue } from "../../processing/index.js";
+import type { Database } from "./connection.js";
+import { catalogs, productEmbeddings, products } from "./schema.js";
+import { vectorToBytes } from "./vectors.js";
+
+/** Database time, so leases and retry times do not depend on any worker's clock. */
+const now = sql`UTC_TIMESTAMP(3)`;
+const REASON_LENGTH = 1000;
+
+export class MysqlProcessingQueue implements ProcessingQueue {
+  constructor(private readonly db: Database) {}
+
+  async claim(owner: string, limit: number, leaseMs: number, maxAttempts: number): Promise<ClaimedProduct[]> {
+    const due = and(
+      eq(products.status, "PROCESSING"),
+      or(isNull(products.leaseExpiresAt), lt(products.leaseExpiresAt, now)),
+      or(isNull(products.nextAttemptAt), lte(products.nextAttemptAt, now)),
+    );
+    // Candidates come from a plain read, so the locking read below touches product rows only
+    // (never the shared catalog row) and concurrent workers skip each other's claims.
+    const candidates = await this.db
+      .select({ catalogId: products.catalogId, id: products.id })
+      .from(products)
+      .innerJoin(catalogs, and(eq(catalogs.id, products.catalogId), isNull(catalogs.deletedAt)))
+      .where(due)
+      .orderBy(products.updatedAt)
+      .limit(limit * 2);
+    if (candidates.length === 0) return [];
+
+    return this.db.transaction(async (tx) => {
+      const rows = await tx
+        .select({
+          catalogId: products.catalogId,
+          productId: products.id,
+          generation: products.generation,
+          attempts: products.attempts,
+          imageUrl: products.imageUrl,
+          descriptor: products.descriptor,
+          objectKey: products.objectKey,
+          fetchedImageUrl: products.fetchedImageUrl,
+          imageSha256: products.imageSha256,
+          errorReason: products.errorReason,
+          modelVersion: productEmbeddings.modelVersion,
+        })
+        .from(products)
+        .leftJoin(
+          productEmbeddings,
+          and(eq(productEmbeddings.catalogId, products.catalogId), eq(productEmbeddings.productId, products.id)),
+        )
+        .where(and(due, inArray(sql`(${products.catalogId}, ${products.id})`, candidates.map((c) => sql`(${c.catalogId}, ${c.id})`))))
+        .orderBy(products.updatedAt)
+        .limit(limit)
+        .for("update", { skipLocked: true });
+
+      const claimed: ClaimedProduct[] = [];
+      for (const row of rows) {
+        const key = and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId));
+        if (row.attempts >= maxAttempts) {
+          // Every earlier claim ended without a verdict: its worker died. Stop handing it out.
+          const reason = `gave up after ${row.attempts} attempts: ${row.errorReason ?? "the worker processing it stopped"}`;
+          await tx.update(products).set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, updatedAt: now }).where(key);
+          continue;
+        }
+        await tx
+          .update(products)
+          .set({ leaseOwner: owner, leaseExpiresAt: sql`${now} + INTERVAL ${leaseMs * 1000} MICROSECOND`, attempts: sql`${products.attempts} + 1` })
+          .where(key);
+        const previous =
+          row.fetchedImageUrl && row.imageSha256 && row.objectKey && row.modelVersion
+            ? { fetchedImageUrl: row.fetchedImageUrl, imageSha256: row.imageSha256, objectKey: row.objectKey, modelVersion: row.modelVersion }
+            : undefined;
+        claimed.push({
+          catalogId: row.catalogId,
+          productId: row.productId,
+          generation: row.generation,
+          attempts: row.attempts + 1,
+          imageUrl: row.imageUrl,
+          descriptor: row.descriptor,
+          previous,
+        });
+      }
+      return claimed;
+    });
+  }
+
+  async complete(job: ClaimedProduct, owner: string, result: ProcessedResult): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [updated] = await tx
+        .update(products)
+        .set({
+          status: "PROCESSED",
+          objectKey: result.objectKey,
+          fetchedImageUrl: result.fetchedImageUrl,
+          imageSha256: result.imageSha256,
+          errorReason: null,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          nextAttemptAt: null,
+          updatedAt: now,
+        })
+        .where(this.heldBy(job, owner));
+      if (updated.affectedRows === 0) return false;
+      const { embeddings } = result;
+      const vectors = {
+        modelVersion: embeddings.modelVersion,
+        imageSha256: result.imageSha256,
+        text: vectorToBytes(embeddings.text),
+        updatedAt: sql`${now}`,
+        ...(embeddings.image ? { image: vectorToBytes(embeddings.image), colour: vectorToBytes(embeddings.colour) } : {}),
+      };
+      if (embeddings.image) {
+        await tx
+          .insert(productEmbeddings)
+          .values({ catalogId: job.catalogId, productId: job.productId, ...vectors, image: vectors.image!, colour: vectors.colour! })
+          .onDuplicateKeyUpdate({ set: vectors });
+      } else {
+        // The image is unchanged: only the text vector is new.
+        await tx
+          .update(productEmbeddings)
+          .set(vectors)
+          .where(and(eq(productEmbeddings.catalogId, job.catalogId), eq(productEmbeddings.productId, job.productId)));
+      }
+      return true;
+    });
+  }
+
+  async retryLater(job: ClaimedProduct, owner: string, reason: string, retryAt: Date): Promise<void> {
+    await this.db
+      .update(products)
+      .set({ leaseOwner: null, leaseExpiresAt: null, nextAttemptAt: retryAt, errorReason: reason.slice(0, REASON_LENGTH) })
+      .where(this.heldBy(job, owner));
+  }
+
+  async fail(job: ClaimedProduct, owner: string, reason: string): Promise<void> {
+    await this.db
+      .update(products)
+      .set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, nextAttemptAt: null, updatedAt: now })
+      .where(this.heldBy(job, owner));
+  }
+
+  /** The row is still this generation and still leased to this worker. */
+  private heldBy(job: ClaimedProduct, owner: string) {
+    return and(
+      eq(products.catalogId, job.catalogId),
+      eq(products.id, job.productId),
+      eq(products.generation, job.generation),
+      eq(products.leaseOwner, owner),
+    );
+  }
+}

@@ -1,0 +1,1 @@
+export { LocalObjectStore, isObjectKey } from "./local-object-store.js";

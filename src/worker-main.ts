@@ -1,0 +1,48 @@
+import pino from "pino";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "./config/index.js";
+import { startProcessing } from "./server/processing.js";
+import { openMysql } from "./storage/mysql/index.js";
+import { LocalObjectStore } from "./storage/objects/index.js";
+
+/**
+ * A processing worker on its own, without the API: run several to process faster. They share
+ * the queue in MySQL with the service's own workers.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const log = pino({ level: config.logLevel });
+  const mysql = await openMysql(config.mysqlUrl);
+  const objects = new LocalObjectStore(
+    join(config.dataDir, "objects"),
+    () => config.publicUrl ?? `http://localhost:${config.port}`,
+  );
+  // This process exists to work: at least one worker, whatever WORKERS says for the service.
+  const workers = Math.max(1, config.processing.workers);
+  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, objects, log);
+  await processing.ready;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, "worker stopping: finishing the batch in flight");
+    processing
+      .stop()
+      .then(() => mysql.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, "worker shutdown failed");
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import * as tf from "@tensorflow/tfjs-core";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ImageDecodeError } from "../../src/embeddings/index.js";
+import { openImageEncoder, type OpenedImageEncoder } from "../../src/embeddings/image-encoder.js";
+import { samplePhotos, type SamplePhotoName } from "../support/sample-photos.js";
+import { cacheDir, cosine, norm } from "./cache-dir.js";
+
+let encoder: OpenedImageEncoder;
+let photos: Record<SamplePhotoName, Buffer>;
+
+beforeAll(async () => {
+  photos = await samplePhotos(cacheDir);
+  const t0 = performance.now();
+  encoder = await openImageEncoder();
+  console.log(
+    `image encoder ${encoder.version} loaded in ${Math.round(performance.now() - t0)} ms ` +
+      `(${encoder.backend.name}${encoder.backend.simd ? " simd" : ""})`,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await encoder?.close();
+});
+
+describe("image encoder", () => {
+  it("returns unit-length vectors of the declared dimensions under a stable version", async () => {
+    expect(encoder.version).toBe("mnv2-nsfwjs4.3-fused-160-sqrt-v1");
+    expect(encoder.dimensions).toBe(1280);
+    for (const image of Object.values(photos)) {
+      const v = await encoder.encode(image);
+      expect(v).toBeInstanceOf(Float32Array);
+      expect(v.length).toBe(1280);
+      expect(norm(v)).toBeCloseTo(1, 5);
+      expect(v.every((x) => Number.isFinite(x) && x >= 0)).toBe(true);
+    }
+  });
+
+  it("places two views of one motorcycle closer together than a motorcycle and a cat", async () => {
+    const left = await encoder.encode(photos.motorcycle_left);
+    const right = await encoder.encode(photos.motorcycle_right);
+    const cat = await encoder.encode(photos.chelsea);
+    const sameObject = cosine(left, right);
+    console.log(`cos(motorcycle left, right) ${sameObject.toFixed(3)}; cos(motorcycle, cat) ${cosine(left, cat).toFixed(3)}`);
+    expect(sameObject).toBeGreaterThan(0.9);
+    expect(sameObject).toBeGreaterThan(cosine(left, cat) + 0.2);
+    expect(sameObject).toBeGreaterThan(cosine(right, cat) + 0.2);
+  });
+
+  it("is deterministic", async () => {
+    const a = await encoder.encode(photos.coffee);
+    await encoder.encode(photos.rocket);
+    const b = await encoder.encode(photos.coffee);
+    expect(Array.from(b)).toEqual(Array.from(a));
+  });
+
+  it("gives concurrent calls the same answers as sequential ones", async () => {
+    const names = Object.keys(photos) as SamplePhotoName[];
+    const sequential: Float32Array[] = [];
+    for (const n of names) sequential.push(await encoder.encode(photos[n]));
+    const concurrent = await Promise.all(names.map((n) => encoder.encode(photos[n])));
+    concurrent.forEach((v, i) => expect(Array.from(v)).toEqual(Array.from(sequential[i]!)));
+  });
+
+  it("reads JPEG, WebP, GIF, AVIF and transparent PNG alike", async () => {
+    const reference = await encoder.encode(photos.chelsea);
+    const cat = sharp(photos.chelsea);
+    const variants = {
+      jpeg: await cat.clone().jpeg({ quality: 90 }).toBuffer(),
+      webp: await cat.clone().webp({ quality: 90 }).toBuffer(),
+      gif: await cat.clone().gif().toBuffer(),
+      avif: await cat.clone().avif({ quality: 70 }).toBuffer(),
+      png_with_alpha: await cat.clone().ensureAlpha().png().toBuffer(),
+    };
+    for (const [format, bytes] of Object.entries(variants)) {
+      const similarity = cosine(reference, await encoder.encode(bytes));
+      expect(similarity, format).toBeGreaterThan(0.9);
+    }
+  });
+
+  it("rejects bytes that are not an image with ImageDecodeError", async () => {
+    await expect(encoder.encode(Buffer.from("definitely not an image"))).rejects.toBeInstanceOf(ImageDecodeError);
+    // and keeps working afterwards
+    expect((await encoder.encode(photos.rocket)).length).toBe(1280);
+  });
+
+  it("does not leak tensors", async () => {
+    await encoder.encode(photos.astronaut);
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 5; i++) await encoder.encode(photos.astronaut);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it("leaves none of Emscripten's rethrowing process handlers installed", () => {
+    const installed = [...process.listeners("uncaughtException"), ...process.listeners("unhandledRejection")].map(String);
+    expect(installed.filter((source) => /throw reason|ExitStatus/.test(source))).toEqual([]);
+  });
+});

@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { restClient } from "../support/rest-client.js";
+import type { RestClient } from "../support/rest-client.js";
+import { samplePhotos } from "../support/sample-photos.js";
+import { serveBytes, startImageServer } from "../support/image-server.js";
+import type { ImageServer } from "../support/image-server.js";
+import { startTestServer } from "../support/test-server.js";
+import type { TestServer } from "../support/test-server.js";
+import { waitFor } from "../support/wait-for.js";
+
+const cacheDir = process.env.VITRINE_CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+let server: TestServer;
+let images: ImageServer;
+let api: RestClient;
+let photos: Record<string, Buffer>;
+const org = randomUUID();
+
+beforeAll(async () => {
+  photos = await samplePhotos(cacheDir);
+  images = await startImageServer();
+  server = await startTestServer({
+    WORKERS: "1",
+    CACHE_DIR: cacheDir,
+    IMAGE_FETCH_ALLOW_PRIVATE: "true",
+    IMAGE_FETCH_TIMEOUT_MS: "1500",
+    IMAGE_MAX_BYTES: String(2 * 1024 * 1024),
+    PROCESSING_RETRY_BASE_MS: "50",
+    PROCESSING_MAX_ATTEMPTS: "3",
+    PROCESSING_IDLE_POLL_MS: "100",
+  });
+  await server.app.processing.ready;
+  api = restClient(server.restUrl, await server.createKey(org));
+}, 180_000);
+afterAll(async () => {
+  await server?.close();
+  await images?.close();
+});
+
+async function newCatalog(): Promise<string> {
+  const res = await api.post(`/organizations/${org}/catalogs`, { name: `c-${randomUUID()}` });
+  return `/organizations/${org}/catalogs/${res.body.id}`;
+}
+
+const settled = (catalog: string, total: number) =>
+  waitFor(
+    async () => {
+      const progress = (await api.get(`${catalog}/progress`)).body;
+      return progress.total === total && progress.processing === 0 ? progress : undefined;
+    },
+    60_000,
+    "processing to settle",
+  );
+
+describe("processing", () => {
+  it("takes products from PROCESSING to PROCESSED with a stored image and embeddings", async () => {
+    images.route("/coffee.png", serveBytes(photos.coffee!, "image/png"));
+    images.route("/cat.png", serveBytes(photos.chelsea!, "image/png"));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    expect((await api.get(`${catalog}/progress`)).body).toEqual({ status: "EMPTY", total: 0, processing: 0, processed: 0, error: 0 });
+
+    await api.post(`${catalog}/products`, [
+      { id: "coffee", imageUrl: images.url("/coffee.png"), descriptor: "A cup of coffee" },
+      { id: "cat", imageUrl: images.url("/cat.png"), descriptor: "Tabby cat" },
+    ]);
+    expect((await api.get(`/organizations/${org}/catalogs`)).body.find((c: any) => c.id === catalogId).status).toMatch(/PROCESSING|PROCESSED/);
+
+    expect(await settled(catalog, 2)).toEqual({ status: "PROCESSED", total: 2, processing: 0, processed: 2, error: 0 });
+    const product = (await api.get(`${catalog}/products/coffee`)).body;
+    expect(product.status).toBe("PROCESSED");
+    expect(product.error).toBeUndefined();
+    expect(product.objectUrl).toMatch(new RegExp(`^${server.restUrl}/objects/${catalogId}/[0-9a-f]{64}\\.jpg$`));
+
+    const stored = await fetch(product.objectUrl);
+    expect(stored.status).toBe(200);
+    expect(stored.headers.get("content-type")).toBe("image/jpeg");
+    const meta = await sharp(Buffer.from(await stored.arrayBuffer())).metadata();
+    expect(meta.format).toBe("jpeg");
+
+    const [rows] = await server.app.mysql.pool.query(
+      "SELECT product_id, model_version, LENGTH(image) AS image_bytes, LENGTH(colour) AS colour_bytes, LENGTH(text) AS text_bytes FROM product_embeddings WHERE catalog_id = ? ORDER BY product_id",
+      [catalogId],
+    );
+    expect(rows).toHaveLength(2);
+    for (const row of rows as any[]) {
+      expect(row.model_version).toMatch(/mnv2/);
+      expect(row.image_bytes).toBeGreaterThan(1000);
+      expect(row.colour_bytes).toBeGreaterThan(0);
+      expect(row.text_bytes).toBeGreaterThan(0);
+    }
+    expect((await api.get(`/organizations/${org}/catalogs`)).body.find((c: any) => c.id === catalogId).status).toBe("PROCESSED");
+  });
+
+  it("marks permanent failures ERROR with a reason people can read, shown by Get and List", async () => {
+    images.route("/html", (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<html>hi</html>"));
+    images.route("/fake.jpg", (_req, res) => res.writeHead(200, { "content-type": "image/jpeg" }).end(Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(500, 7)])));
+    images.route("/huge.jpg", (_req, res) => {
+      res.writeHead(200, { "content-type": "image/jpeg" });
+      res.end(Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), Buffer.alloc(3 * 1024 * 1024)]));
+    });
+    images.route("/slow.jpg", (_req, res) => setTimeout(() => res.writeHead(200, { "content-type": "image/jpeg" }).end(photos.coffee), 5000));
+    images.route("/loop-a", (_req, res) => res.writeHead(302, { location: images.url("/loop-b") }).end());
+    images.route("/loop-b", (_req, res) => res.writeHead(302, { location: images.url("/loop-a") }).end());
+    images.route("/ok.png", serveBytes(photos.coffee!, "image/png"));
+    const catalog = await newCatalog();
+    await api.post(`${catalog}/products`, [
+      { id: "missing", imageUrl: images.url("/nothing-here.jpg") },
+      { id: "html", imageUrl: images.url("/html") },
+      { id: "corrupt", imageUrl: images.url("/fake.jpg") },
+      { id: "huge", imageUrl: images.url("/huge.jpg") },
+      { id: "slow", imageUrl: images.url("/slow.jpg") },
+      { id: "loop", imageUrl: images.url("/loop-a") },
+      { id: "fine", imageUrl: images.url("/ok.png") },
+    ]);
+    expect(await settled(catalog, 7)).toMatchObject({ status: "WARNING", processed: 1, error: 6 });
+
+    const reasons = Object.fromEntries(
+      (await api.get(`${catalog}/products?status=ERROR&page_size=100`)).body.data.map((p: any) => [p.id, p.error]),
+    );
+    expect(reasons.missing).toMatch(/404/);
+    expect(reasons.html).toMatch(/not an image/);
+    expect(reasons.corrupt).toMatch(/could not be decoded/);
+    expect(reasons.huge).toMatch(/larger than/);
+    expect(reasons.slow).toMatch(/gave up after 3 attempts: .*timed out/);
+    expect(reasons.loop).toMatch(/redirect/);
+    expect((await api.get(`${catalog}/products/missing`)).body).toMatchObject({ status: "ERROR", error: reasons.missing });
+    expect((await api.get(`${catalog}/products/fine`)).body.error).toBeUndefined();
+  });
+
+  it("retries transient failures and succeeds when the host recovers", async () => {
+    let calls = 0;
+    images.route("/flaky.png", (req, res) => {
+      calls++;
+      if (calls <= 2) res.writeHead(503).end("busy");
+      else serveBytes(photos.coffee!, "image/png")(req, res);
+    });
+    const catalog = await newCatalog();
+    await api.post(`${catalog}/products`, [{ id: "flaky", imageUrl: images.url("/flaky.png") }]);
+    expect(await settled(catalog, 1)).toMatchObject({ status: "PROCESSED", processed: 1 });
+    expect(calls).toBe(3);
+  });
+
+  it("walks the catalog status to ERROR when every product fails", async () => {
+    const catalog = await newCatalog();
+    await api.post(`${catalog}/products`, [{ id: "a", imageUrl: images.url("/gone-a.jpg") }, { id: "b", imageUrl: images.url("/gone-b.jpg") }]);
+    expect((await settled(catalog, 2)).status).toBe("ERROR");
+  });
+
+  it("reprocesses a re-created product without downloading an unchanged image again", async () => {
+    images.route("/same.png", serveBytes(photos.chelsea!, "image/png"));
+    images.route("/same-again.png", serveBytes(photos.chelsea!, "image/png"));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    await api.post(`${catalog}/products`, [{ id: "p", imageUrl: images.url("/same.png"), descriptor: "cat" }]);
+    await settled(catalog, 1);
+    const first = (await api.get(`${catalog}/products/p`)).body;
+    expect(images.hits("/same.png")).toBe(1);
+    const embeddingOf = async () =>
+      ((await server.app.mysql.pool.query("SELECT image, text FROM product_embeddings WHERE catalog_id = ? AND product_id = 'p'", [catalogId]))[0] as any[])[0];
+    const before = await embeddingOf();
+
+    // Same URL, new descriptor: no download, new text vector, same image vector.
+    await api.post(`${catalog}/products`, [{ id: "p", imageUrl: images.url("/same.png"), descriptor: "a sleepy tabby" }]);
+    expect((await api.get(`${catalog}/products/p`)).body.status).toMatch(/PROCESSING|PROCESSED/);
+    await settled(catalog, 1);
+    expect(images.hits("/same.png")).toBe(1);
+    const after = await embeddingOf();
+    expect(Buffer.compare(after.image, before.image)).toBe(0);
+    expect(Buffer.compare(after.text, before.text)).not.toBe(0);
+
+    // New URL, same bytes: downloaded once, but the stored copy and vectors are kept.
+    await api.post(`${catalog}/products`, [{ id: "p", imageUrl: images.url("/same-again.png"), descriptor: "a sleepy tabby" }]);
+    await settled(catalog, 1);
+    expect(images.hits("/same-again.png")).toBe(1);
+    const last = (await api.get(`${catalog}/products/p`)).body;
+    expect(last).toMatchObject({ status: "PROCESSED", objectUrl: first.objectUrl, createAt: first.createAt });
+    expect(Buffer.compare((await embeddingOf()).image, before.image)).toBe(0);
+  });
+
+  it("deletes a product's embeddings with the product", async () => {
+    images.route("/late.png", serveBytes(photos.coffee!, "image/png", 400));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    await api.post(`${catalog}/products`, [{ id: "x", imageUrl: images.url("/late.png") }]);
+    await settled(catalog, 1);
+    await api.delete(`${catalog}/products/x`);
+    const [rows] = await server.app.mysql.pool.query("SELECT COUNT(*) AS n FROM product_embeddings WHERE catalog_id = ?", [catalogId]);
+    expect((rows as any[])[0].n).toBe(0);
+  });
+});
