@@ -17,7 +17,7 @@ export async function normaliseImage(bytes: Buffer): Promise<Buffer> {
       .rotate()
       .resize({ width: MAX_SIDE, height: MAX_SIDE, fit: "inside", withoutEnlargement: true })
       .flatten({ background: "#ffffff" })
-      .jpeg({ quality: 85, mozjpeg: true })
+      .jpeg({ quality: 85 })
       .toBuffer();
   } catch (error) {
     const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
