@@ -1,7 +1,10 @@
 import pino from "pino";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config/index.js";
+import type { Config } from "./config/index.js";
 import { startProcessing } from "./server/processing.js";
+import { WORKER_CONFIG_ENV } from "./server/worker-processes.js";
+import type { WorkerMessage } from "./server/worker-processes.js";
 import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
 
@@ -10,7 +13,9 @@ import { LocalObjectStore } from "./storage/objects/index.js";
  * the queue in MySQL with the service's own workers.
  */
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  // Forked by the service: its validated configuration, verbatim. Run by hand: the environment.
+  const forwarded = process.env[WORKER_CONFIG_ENV];
+  const config: Config = forwarded ? (JSON.parse(forwarded) as Config) : loadConfig(process.env);
   const log = pino({ level: config.logLevel });
   const mysql = await openMysql(config.mysqlUrl);
   const objects = new LocalObjectStore(
@@ -21,6 +26,8 @@ async function main(): Promise<void> {
   const workers = Math.max(1, config.processing.workers);
   const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, objects, log);
   await processing.ready;
+  process.on("message", (message: WorkerMessage) => message === "wake" && processing.notify());
+  process.send?.("ready" satisfies WorkerMessage);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -40,6 +47,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // Forked workers go when their service goes, even if it could not say so.
+  process.on("disconnect", () => stop("parent exited"));
 }
 
 main().catch((error: unknown) => {

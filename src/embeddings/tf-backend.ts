@@ -36,7 +36,9 @@ async function tryNativeBackend(log: (msg: string) => void): Promise<boolean> {
   const specifier = "@tensorflow/tfjs-node";
   try {
     await import(specifier);
-  } catch {
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" && String(err).includes(specifier);
+    if (!missing) log(`@tensorflow/tfjs-node is installed but cannot load (${String(err)}); using the wasm backend`);
     return false;
   }
   try {

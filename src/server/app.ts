@@ -17,14 +17,14 @@ import { LocalObjectStore } from "../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
 import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
-import { startProcessing } from "./processing.js";
-import type { Processing } from "./processing.js";
+import { startWorkerProcesses } from "./worker-processes.js";
+import type { WorkerProcesses } from "./worker-processes.js";
 import type { GrpcFastify } from "./http-servers.js";
 
 export interface App {
   core: RpcCore;
   mysql: MysqlConnection;
-  processing: Processing;
+  processing: WorkerProcesses;
   rest: FastifyInstance;
   grpc: GrpcFastify;
   /** Starts both listeners; returns their bound addresses (ports may be 0 in tests). */
@@ -43,7 +43,7 @@ export async function createApp(config: Config): Promise<App> {
 
   let listeningUrl = `http://localhost:${config.port}`;
   const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
-  const processing = startProcessing(config, mysql, objects, logger);
+  const processing = startWorkerProcesses(config, logger);
 
   const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), new MysqlProductRepository(mysql.db));
   const products = new ProductService(catalogs, new MysqlProductRepository(mysql.db), config.limits, () => processing.notify());

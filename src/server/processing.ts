@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config/index.js";
-import { colourProfile, loadEncoders } from "../embeddings/index.js";
+import { COLOUR_PROFILE_VERSION, colourProfile, loadEncoders } from "../embeddings/index.js";
 import type { Encoders } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
 import { ProcessingWorker } from "../processing/index.js";
@@ -23,7 +23,7 @@ export interface Processing {
 /** The embeddings module behind the pipeline's own interface. */
 export function productEncoders(encoders: Encoders): ProductEncoders {
   return {
-    version: encoders.version,
+    version: `${encoders.version}+${COLOUR_PROFILE_VERSION}`,
     async encodeImage(jpeg) {
       return { image: await encoders.image.encode(jpeg), colour: await colourProfile(jpeg) };
     },

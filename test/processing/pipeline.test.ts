@@ -191,4 +191,18 @@ describe("processing", () => {
     const [rows] = await server.app.mysql.pool.query("SELECT COUNT(*) AS n FROM product_embeddings WHERE catalog_id = ?", [catalogId]);
     expect((rows as any[])[0].n).toBe(0);
   });
+
+  it("replaces a worker process that dies, and the work still gets done", async () => {
+    const [pid] = server.app.processing.pids();
+    expect(pid).toBeDefined();
+    process.kill(pid!, "SIGKILL");
+    await waitFor(async () => {
+      const pids = server.app.processing.pids();
+      return pids.length === 1 && pids[0] !== pid;
+    }, 10_000, "a new worker process");
+    images.route("/after-crash.png", serveBytes(photos.rocket!, "image/png"));
+    const catalog = await newCatalog();
+    await api.post(`${catalog}/products`, [{ id: "r", imageUrl: images.url("/after-crash.png") }]);
+    expect(await settled(catalog, 1)).toMatchObject({ status: "PROCESSED", processed: 1 });
+  });
 });
