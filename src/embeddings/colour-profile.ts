@@ -16,13 +16,13 @@ const BACKDROP_TOLERANCE = 30;
 /** Share of border pixels that must match the backdrop colour for the photo to have one. */
 const PLAIN_BORDER_SHARE = 0.6;
 
+/** Changes whenever colourProfile's output would change; part of the stored model version. */
+export const COLOUR_PROFILE_VERSION = "colour11-border-bg-v1";
+
 /**
  * L1-normalised histogram over COLOUR_NAMES of the product's pixels. A product indistinguishable
  * from its backdrop (white on white) gets the backdrop's colour.
  */
-/** Changes whenever colourProfile's output would change; part of the stored model version. */
-export const COLOUR_PROFILE_VERSION = "colour11-border-bg-v1";
-
 export async function colourProfile(image: Buffer): Promise<Float32Array> {
   return colourProfileOfRgb(await decodeRgb(image, SIZE), SIZE);
 }
