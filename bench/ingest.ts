@@ -64,12 +64,13 @@ try {
     now,
   );
 
+  const pipelineEncoders = productEncoders(encoders);
   const worker = new ProcessingWorker(
     new MysqlProcessingQueue(connection.db),
     {
       fetchImage: createImageFetcher({ allowPrivateAddresses: true }),
       objects: new LocalObjectStore(join(tmpdir(), database), () => "http://localhost"),
-      encoders: productEncoders(encoders),
+      encoders: pipelineEncoders,
     },
     { owner: "bench", batchSize: 16, concurrency: 1, leaseMs: 120_000, maxAttempts: 3, retryBaseMs: 1000, retryCapMs: 10_000, idlePollMs: 100 },
     { info() {}, warn() {}, error: (o, m) => console.error(m, o) },
@@ -91,7 +92,7 @@ try {
   const cpuMs = (cpu.user + cpu.system) / 1000;
   const perImage = (ms: number) => (ms / processed).toFixed(1);
 
-  console.log(`\ningest benchmark: ${processed} images processed, ${failed} not, model ${encoders.version}`);
+  console.log(`\ningest benchmark: ${processed} images processed, ${failed} not, model ${pipelineEncoders.version}`);
   console.log(`  model load                 ${loadMs.toFixed(0)} ms`);
   console.log(`  throughput                 ${((processed / wallMs) * 1000).toFixed(1)} images/s wall, one worker process`);
   console.log(`  CPU per image              ${perImage(cpuMs)} ms  ->  ${((processed / cpuMs) * 1000).toFixed(1)} images/s per core`);
