@@ -4,6 +4,9 @@ import { processProduct } from "./product-processor.js";
 import type { Outcome, PhaseTimings, ProcessorDeps } from "./product-processor.js";
 import type { ClaimedProduct, ProcessingQueue } from "./processing-queue.js";
 
+/** Work done after each batch, for the catalogs whose products were processed in it. */
+export type AfterBatch = (catalogIds: Set<string>) => Promise<void>;
+
 export interface WorkerOptions {
   /** Unique per worker (host, pid, random): leases name their owner. */
   owner: string;
@@ -44,6 +47,7 @@ export class ProcessingWorker {
     private readonly deps: ProcessorDeps,
     private readonly options: WorkerOptions,
     private readonly log: Logger,
+    private readonly afterBatch: AfterBatch = async () => undefined,
   ) {}
 
   start(): void {
@@ -78,10 +82,12 @@ export class ProcessingWorker {
       elapsedMs: 0,
     };
     let next = 0;
+    const touched = new Set<string>();
     const lane = async () => {
       while (next < jobs.length) {
         const job = jobs[next++]!;
         const outcome = await this.settle(job);
+        if (outcome.kind === "processed") touched.add(job.catalogId);
         report[outcome.kind === "processed" ? "processed" : outcome.kind === "retry" ? "retried" : "failed"]++;
         for (const phase of Object.keys(report.timings) as (keyof PhaseTimings)[]) {
           report.timings[phase] += outcome.timings[phase];
@@ -89,6 +95,14 @@ export class ProcessingWorker {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, jobs.length) }, lane));
+    if (touched.size > 0) {
+      try {
+        await this.afterBatch(touched);
+      } catch (error) {
+        // The products are processed either way; the next batch tries again.
+        this.log.error({ err: error }, "after-batch work failed");
+      }
+    }
     report.elapsedMs = performance.now() - started;
     if (jobs.length > 0) {
       const { processed, retried, failed, elapsedMs } = report;

@@ -4,11 +4,11 @@ import type { Config } from "../config/index.js";
 import { COLOUR_PROFILE_VERSION, colourProfile, loadEncoders } from "../embeddings/index.js";
 import type { Encoders } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
-import { ProcessingWorker } from "../processing/index.js";
+import { ProcessingWorker, refreshTextImageMaps } from "../processing/index.js";
 import type { ObjectStore, ProductEncoders } from "../processing/index.js";
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
-import { MysqlProcessingQueue } from "../storage/mysql/index.js";
+import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/index.js";
 
 export interface Processing {
   /** Wakes the workers: new products were queued. */
@@ -47,6 +47,9 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
       : (async () => {
           encoders = await loadEncoders({ cacheDir: config.cacheDir, log: (msg: string) => log.info({}, msg) });
           if (stopped) return;
+          const pipelineEncoders = productEncoders(encoders);
+          const maps = new MysqlTextImageMapStore(mysql.db, mysql.pool);
+          const afterBatch = (catalogIds: Set<string>) => refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
           const deps = {
             fetchImage: createImageFetcher({
               allowPrivateAddresses: processing.allowPrivateImageHosts,
@@ -54,12 +57,13 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
               maxBytes: processing.imageMaxBytes,
             }),
             objects,
-            encoders: productEncoders(encoders),
+            encoders: pipelineEncoders,
           };
           const queue = new MysqlProcessingQueue(mysql.db);
           const prefix = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
           for (let i = 0; i < processing.workers; i++) {
-            const worker = new ProcessingWorker(queue, deps, { ...processing, owner: `${prefix}:${i}`, retryCapMs: 5 * 60_000 }, log);
+            const options = { ...processing, owner: `${prefix}:${i}`, retryCapMs: 5 * 60_000 };
+            const worker = new ProcessingWorker(queue, deps, options, log, afterBatch);
             workers.push(worker);
             worker.start();
           }

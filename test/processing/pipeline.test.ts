@@ -205,4 +205,34 @@ describe("processing", () => {
     await api.post(`${catalog}/products`, [{ id: "r", imageUrl: images.url("/after-crash.png") }]);
     expect(await settled(catalog, 1)).toMatchObject({ status: "PROCESSED", processed: 1 });
   });
+
+  it("fits the catalog's text-to-image map once it has enough described products, and refits as it grows", async () => {
+    const names = ["coffee", "chelsea", "rocket", "astronaut", "motorcycle_left", "motorcycle_right"] as const;
+    const words = { coffee: "coffee cup", chelsea: "tabby cat", rocket: "space rocket", astronaut: "astronaut suit", motorcycle_left: "red motorcycle", motorcycle_right: "red motorbike" };
+    for (const name of names) images.route(`/train/${name}.png`, serveBytes(photos[name]!, "image/png"));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    const batch = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const name = names[(from + k) % names.length]!;
+        return { id: `t${from + k}`, imageUrl: images.url(`/train/${name}.png`), descriptor: `${words[name]} ${from + k}` };
+      });
+    const mapRow = async () =>
+      ((await server.app.mysql.pool.query("SELECT trained_on, model_version, LENGTH(map) AS bytes FROM catalog_text_maps WHERE catalog_id = ?", [catalogId]))[0] as any[])[0];
+
+    await api.post(`${catalog}/products`, batch(0, 12));
+    await settled(catalog, 12);
+    expect(await mapRow()).toBeUndefined();
+
+    await api.post(`${catalog}/products`, batch(12, 24));
+    await settled(catalog, 24);
+    const first = await waitFor(mapRow, 10_000, "the first map");
+    expect(first.trained_on).toBe(24);
+    expect(first.model_version).toMatch(/mnv2.*glove.*colour/);
+    expect(first.bytes).toBeGreaterThan(100 * 1291 * 4 - 1);
+
+    await api.post(`${catalog}/products`, batch(24, 32));
+    await settled(catalog, 32);
+    expect((await waitFor(async () => ((await mapRow()).trained_on === 32 ? mapRow() : undefined), 10_000, "the refit")).trained_on).toBe(32);
+  });
 });

@@ -99,3 +99,16 @@ export const apiKeys = mysqlTable(
   },
   (t) => [index("api_keys_organization").on(t.organizationId)],
 );
+
+/**
+ * Each catalog's text-to-image map (see embeddings/text-image-map.ts), learned from the catalog's
+ * own photos and descriptors and refitted as the catalog grows.
+ */
+export const catalogTextMaps = mysqlTable("catalog_text_maps", {
+  catalogId: char("catalog_id", { length: 36 }).primaryKey(),
+  /** The embeddings' model version the map was fitted on; another version means refit. */
+  modelVersion: varchar("model_version", { length: 200 }).notNull(),
+  trainedOn: int("trained_on", { unsigned: true }).notNull(),
+  map: vectorBlob("map").notNull(),
+  updatedAt: timestamp("updated_at").notNull(),
+});
