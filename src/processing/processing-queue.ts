@@ -43,4 +43,9 @@ export interface ProcessingQueue {
   retryLater(job: ClaimedProduct, owner: string, reason: string, retryAt: Date): Promise<void>;
   /** Marks ERROR with a reason people can read. */
   fail(job: ClaimedProduct, owner: string, reason: string): Promise<void>;
+  /**
+   * Puts processed products whose embeddings come from another model version back in the queue;
+   * returns how many. Run when models change, so no product keeps vectors of an old model.
+   */
+  requeueStale(modelVersion: string): Promise<number>;
 }

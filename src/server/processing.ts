@@ -60,6 +60,8 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
             encoders: pipelineEncoders,
           };
           const queue = new MysqlProcessingQueue(mysql.db);
+          const stale = await queue.requeueStale(pipelineEncoders.version);
+          if (stale > 0) log.info({ products: stale, modelVersion: pipelineEncoders.version }, "models changed: products queued for re-embedding");
           const prefix = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
           for (let i = 0; i < processing.workers; i++) {
             const options = { ...processing, owner: `${prefix}:${i}`, retryCapMs: 5 * 60_000 };

@@ -235,4 +235,22 @@ describe("processing", () => {
     await settled(catalog, 32);
     expect((await waitFor(async () => ((await mapRow()).trained_on === 32 ? mapRow() : undefined), 10_000, "the refit")).trained_on).toBe(32);
   });
+
+  it("re-embeds products whose embeddings come from another model version when a worker starts", async () => {
+    images.route("/versioned.png", serveBytes(photos.astronaut!, "image/png"));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    await api.post(`${catalog}/products`, [{ id: "v", imageUrl: images.url("/versioned.png"), descriptor: "astronaut" }]);
+    await settled(catalog, 1);
+    const version = async () =>
+      ((await server.app.mysql.pool.query("SELECT model_version FROM product_embeddings WHERE catalog_id = ? AND product_id = 'v'", [catalogId]))[0] as any[])[0].model_version as string;
+    const current = await version();
+    await server.app.mysql.pool.query("UPDATE product_embeddings SET model_version = 'an-older-model' WHERE catalog_id = ?", [catalogId]);
+
+    // A worker process starting with the current models finds the stale product.
+    const [pid] = server.app.processing.pids();
+    process.kill(pid!, "SIGKILL");
+    expect(await waitFor(async () => ((await version()) === current ? current : undefined), 30_000, "re-embedding")).toBe(current);
+    expect((await api.get(`${catalog}/products/v`)).body.status).toBe("PROCESSED");
+  });
 });

@@ -139,6 +139,16 @@ export class MysqlProcessingQueue implements ProcessingQueue {
       .where(this.heldBy(job, owner));
   }
 
+  async requeueStale(modelVersion: string): Promise<number> {
+    const [result] = await this.db.execute(sql`
+      UPDATE ${products} JOIN ${productEmbeddings}
+        ON ${productEmbeddings.catalogId} = ${products.catalogId} AND ${productEmbeddings.productId} = ${products.id}
+      SET ${products.status} = 'PROCESSING', ${products.generation} = ${products.generation} + 1,
+          ${products.attempts} = 0, ${products.nextAttemptAt} = NULL, ${products.errorReason} = NULL
+      WHERE ${products.status} = 'PROCESSED' AND ${productEmbeddings.modelVersion} <> ${modelVersion}`);
+    return (result as unknown as { affectedRows: number }).affectedRows;
+  }
+
   /** The row is still this generation and still leased to this worker. */
   private heldBy(job: ClaimedProduct, owner: string) {
     return and(
