@@ -8,7 +8,7 @@ import { provisionRedis8 } from "./redis8.js";
 
 function parseArgs(argv: string[]): { port?: number; cacheDir: string; dataDir?: string } {
   const out: { port?: number; cacheDir: string; dataDir?: string } = {
-    cacheDir: process.env.VITRINE_CACHE_DIR ?? path.join(os.homedir(), ".cache", "vitrine"),
+    cacheDir: process.env.CACHE_DIR ?? path.join(os.homedir(), ".cache", "vitrine"),
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -20,7 +20,7 @@ function parseArgs(argv: string[]): { port?: number; cacheDir: string; dataDir?:
     else if (arg === "--cache-dir") out.cacheDir = value as string;
     else if (arg === "--data-dir") out.dataDir = value;
     else if (arg === "--help" || arg === "-h") {
-      process.stderr.write("usage: redis8-cli [--port N (6380)] [--cache-dir DIR ($VITRINE_CACHE_DIR or ~/.cache/vitrine)] [--data-dir DIR]\n");
+      process.stderr.write("usage: redis8-cli [--port N (6380)] [--cache-dir DIR ($CACHE_DIR or ~/.cache/vitrine)] [--data-dir DIR]\n");
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (try --help)`);
     i++;

@@ -15,7 +15,7 @@ import { waitFor } from "../support/wait-for.js";
 
 // The API runs without workers; processing happens in real child processes, one of which is
 // killed with SIGKILL in the middle of its batch.
-const cacheDir = process.env.VITRINE_CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 const PRODUCTS = 40;
 let server: TestServer;
 let images: ImageServer;

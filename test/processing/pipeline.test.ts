@@ -12,7 +12,7 @@ import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 
-const cacheDir = process.env.VITRINE_CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 let server: TestServer;
 let images: ImageServer;
 let api: RestClient;

@@ -10,7 +10,7 @@ import { connectResp } from "../../src/provisioning/resp-client.js";
 
 // The real thing: a Redis >= 8 from PATH, or Debian trixie's build fetched into the shared cache
 // (about 10 MB, once per machine), started on a port of its own.
-const cacheDir = process.env.VITRINE_CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 const port = 20000 + Math.floor(Math.random() * 20000);
 const dataDir = mkdtempSync(join(tmpdir(), "vitrine-redis8-"));
 let redis: ProvisionedRedis | undefined;
