@@ -1,8 +1,4 @@
-import { homedir } from "node:os";
-import { join } from "node:path";
-
-/** Derived files (compact word vectors, sample photos) shared with every other test and checkout. */
-export const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+export { cacheDir } from "../support/cache-dir.js";
 
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let ab = 0, aa = 0, bb = 0;

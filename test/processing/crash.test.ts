@@ -1,8 +1,6 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
@@ -12,10 +10,10 @@ import type { ImageServer } from "../support/image-server.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
+import { cacheDir } from "../support/cache-dir.js";
 
 // The API runs without workers; processing happens in real child processes, one of which is
 // killed with SIGKILL in the middle of its batch.
-const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 const PRODUCTS = 40;
 let server: TestServer;
 let images: ImageServer;

@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restClient } from "../support/rest-client.js";
@@ -11,8 +9,8 @@ import type { ImageServer } from "../support/image-server.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
+import { cacheDir } from "../support/cache-dir.js";
 
-const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 let server: TestServer;
 let images: ImageServer;
 let api: RestClient;

@@ -1,16 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { provisionRedis8 } from "../../src/provisioning/index.js";
 import type { ProvisionedRedis } from "../../src/provisioning/index.js";
 import { connectResp } from "../../src/provisioning/resp-client.js";
+import { cacheDir } from "../support/cache-dir.js";
 
 // The real thing: a Redis >= 8 from PATH, or Debian trixie's build fetched into the shared cache
 // (about 10 MB, once per machine), started on a port of its own.
-const cacheDir = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 const port = 20000 + Math.floor(Math.random() * 20000);
 const dataDir = mkdtempSync(join(tmpdir(), "vitrine-redis8-"));
 let redis: ProvisionedRedis | undefined;
