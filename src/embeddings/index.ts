@@ -8,3 +8,5 @@ export type { ColourName } from "./colour-names.js";
 export { IMAGE_ENCODER_VERSION, IMAGE_DIMENSIONS } from "./image-encoder.js";
 export { TEXT_ENCODER_VERSION, TEXT_DIMENSIONS } from "./text-encoder.js";
 export { ImageDecodeError } from "./decode-rgb.js";
+export { fitTextImageMap, textImageMapFromBytes, TEXT_IMAGE_MAP_RECIPE } from "./text-image-map.js";
+export type { FitTextImageMapOptions, TextImageMap, TextImageSample } from "./text-image-map.js";

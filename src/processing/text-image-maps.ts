@@ -1,6 +1,6 @@
 import type { Logger } from "../logging/index.js";
-import { fitTextImageMap } from "../embeddings/text-image-map.js";
-import type { TextImageMap, TextImageSample } from "../embeddings/text-image-map.js";
+import { fitTextImageMap, TEXT_IMAGE_MAP_RECIPE } from "../embeddings/index.js";
+import type { TextImageMap, TextImageSample } from "../embeddings/index.js";
 
 /** Fewer described products than this teach a map nothing reliable. */
 export const MIN_TRAINING_SAMPLES = 20;
@@ -8,7 +8,7 @@ export const MIN_TRAINING_SAMPLES = 20;
 export const REFIT_GROWTH = 1.25;
 
 export interface TextImageMapStore {
-  /** What the current map was fitted on, if there is one. */
+  /** The version (embeddings + recipe) and size the current map was fitted on, if there is one. */
   current(catalogId: string): Promise<{ modelVersion: string; trainedOn: number } | undefined>;
   /** How many processed products of the catalog have embeddings of this model version. */
   countSamples(catalogId: string, modelVersion: string): Promise<number>;
@@ -28,15 +28,17 @@ export async function refreshTextImageMaps(
   modelVersion: string,
   log: Logger,
 ): Promise<void> {
+  // A map is tied to the embeddings it was fitted on and to the fitting recipe.
+  const mapVersion = `${modelVersion}+${TEXT_IMAGE_MAP_RECIPE}`;
   for (const catalogId of catalogIds) {
     const [current, available] = await Promise.all([store.current(catalogId), store.countSamples(catalogId, modelVersion)]);
-    const stale = !current || current.modelVersion !== modelVersion || available >= current.trainedOn * REFIT_GROWTH;
+    const stale = !current || current.modelVersion !== mapVersion || available >= current.trainedOn * REFIT_GROWTH;
     if (available < MIN_TRAINING_SAMPLES || !stale) continue;
     await store.exclusively(catalogId, async () => {
       const started = performance.now();
       const map = fitTextImageMap(await store.samples(catalogId, modelVersion));
       if (map.trainedOn < MIN_TRAINING_SAMPLES) return;
-      await store.save(catalogId, modelVersion, map);
+      await store.save(catalogId, mapVersion, map);
       log.info({ catalogId, trainedOn: map.trainedOn, ms: Math.round(performance.now() - started) }, "text-to-image map fitted");
     });
   }

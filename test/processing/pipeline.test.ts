@@ -226,7 +226,7 @@ describe("processing", () => {
     await settled(catalog, 24);
     const first = await waitFor(mapRow, 10_000, "the first map");
     expect(first.trained_on).toBe(24);
-    expect(first.model_version).toMatch(/mnv2.*glove.*colour/);
+    expect(first.model_version).toMatch(/mnv2.*glove.*colour.*ridge/);
     expect(first.bytes).toBeGreaterThan(100 * 1291 * 4 - 1);
 
     await api.post(`${catalog}/products`, batch(24, 32));

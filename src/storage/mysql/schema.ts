@@ -106,7 +106,7 @@ export const apiKeys = mysqlTable(
  */
 export const catalogTextMaps = mysqlTable("catalog_text_maps", {
   catalogId: char("catalog_id", { length: 36 }).primaryKey(),
-  /** The embeddings' model version the map was fitted on; another version means refit. */
+  /** The embeddings' model version and the fitting recipe; any other means refit. */
   modelVersion: varchar("model_version", { length: 200 }).notNull(),
   trainedOn: int("trained_on", { unsigned: true }).notNull(),
   map: vectorBlob("map").notNull(),

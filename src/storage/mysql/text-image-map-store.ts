@@ -1,6 +1,5 @@
 import { and, count, eq, sql } from "drizzle-orm";
-import { textImageMapFromBytes } from "../../embeddings/text-image-map.js";
-import type { TextImageMap, TextImageSample } from "../../embeddings/text-image-map.js";
+import type { TextImageMap, TextImageSample } from "../../embeddings/index.js";
 import type { TextImageMapStore } from "../../processing/index.js";
 import type { Pool } from "mysql2/promise";
 import type { Database } from "./connection.js";
@@ -20,15 +19,6 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
       .from(catalogTextMaps)
       .where(eq(catalogTextMaps.catalogId, catalogId));
     return rows[0];
-  }
-
-  /** The map itself, for search. */
-  async load(catalogId: string, modelVersion: string): Promise<TextImageMap | undefined> {
-    const rows = await this.db
-      .select({ map: catalogTextMaps.map })
-      .from(catalogTextMaps)
-      .where(and(eq(catalogTextMaps.catalogId, catalogId), eq(catalogTextMaps.modelVersion, modelVersion)));
-    return rows[0] && textImageMapFromBytes(rows[0].map);
   }
 
   async countSamples(catalogId: string, modelVersion: string): Promise<number> {

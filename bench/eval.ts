@@ -1,0 +1,496 @@
+// Retrieval-quality evaluation on a labelled set of product photos (default ../shared/eval/fashion-dev):
+// text-to-text, image-to-image and text-to-image (through the text-image map) precision@10, and
+// zero-shot article-type classification. Not a test: numbers, not verdicts.
+//
+//   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 0.3] [--colour-weight 1]
+//
+// Photos are read where they are. Their encodings (image features, colour profile, title vector)
+// are cached under <CACHE_DIR>/eval/, keyed by the encoders' versions and the file list, so reruns
+// skip the image model entirely.
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSION } from "../src/embeddings/index.js";
+import type { Encoders, TextEncoder } from "../src/embeddings/index.js";
+import { rowDots } from "../src/embeddings/linear-algebra.js";
+import { openTextEncoder } from "../src/embeddings/text-encoder.js";
+import { DEFAULT_COLOUR_WEIGHT, DEFAULT_LAMBDA, DEFAULT_WHITENING, fitTextImageMap } from "../src/embeddings/text-image-map.js";
+import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/text-image-map.js";
+
+export interface Item {
+  id: string;
+  gender: string;
+  articleType: string;
+  baseColour: string;
+  productDisplayName: string;
+  image: string;
+}
+
+export interface Dataset {
+  items: Item[];
+  image: Float32Array[];
+  colour: Float32Array[];
+  text: Float32Array[];
+  /** How the encodings were obtained: measured now, or read from the cache (with the original timings). */
+  cache: { file: string; hit: boolean };
+  timings: { imageLoadMs: number; imageMsPerPhoto: number; colourMsPerPhoto: number; textMsPerTitle: number; wallMs: number };
+  textEncoder: TextEncoder & { close(): Promise<void> };
+}
+
+export const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
+export const CACHE_DIR = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+
+// ---------------------------------------------------------------------------------------------
+// Encodings, cached
+
+interface CacheHeader {
+  n: number;
+  imageDimensions: number;
+  colourDimensions: number;
+  textDimensions: number;
+  ids: string[];
+  timings: Dataset["timings"];
+}
+
+export async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined): Promise<Dataset> {
+  const lines = (await readFile(join(dir, "items.jsonl"), "utf8")).split("\n").filter((l) => l.trim());
+  const items = lines.map((l) => JSON.parse(l) as Item).slice(0, limit ?? Infinity);
+  // Key: encoder versions, the colour profile's source (it has no version of its own), and every
+  // photo's name, size and mtime plus every title.
+  const hash = createHash("sha256");
+  hash.update(`${IMAGE_ENCODER_VERSION}\n${TEXT_ENCODER_VERSION}\n`);
+  for (const f of ["colour-profile.ts", "colour-names.ts", "decode-rgb.ts"]) {
+    hash.update(await readFile(join(import.meta.dirname, "..", "src", "embeddings", f)));
+  }
+  for (const item of items) {
+    const s = await stat(join(dir, item.image));
+    hash.update(`${item.id}\t${item.image}\t${s.size}\t${s.mtimeMs}\t${item.productDisplayName}\n`);
+  }
+  const key = hash.digest("hex").slice(0, 20);
+  const file = join(CACHE_DIR, "eval", `encodings-${key}.bin`);
+  const cached = await readCache(file);
+  if (cached) {
+    log(`encodings read from ${file}`);
+    const textEncoder = await openTextEncoder({ cacheDir: CACHE_DIR });
+    return { items, ...cached, cache: { file, hit: true }, textEncoder };
+  }
+
+  log(`encoding ${items.length} photos and titles (cache miss: ${file})`);
+  const started = performance.now();
+  const t0 = performance.now();
+  const encoders: Encoders = await loadEncoders({ cacheDir: CACHE_DIR, log });
+  const imageLoadMs = performance.now() - t0;
+  const image: Float32Array[] = new Array(items.length);
+  const colour: Float32Array[] = new Array(items.length);
+  let imageMs = 0;
+  let colourMs = 0;
+  try {
+    // Colour first, then the image model, one photo at a time: each phase's time is its own.
+    for (let i = 0; i < items.length; i++) {
+      const bytes = await readFile(join(dir, items[i]!.image));
+      const c0 = performance.now();
+      colour[i] = await colourProfile(bytes);
+      const c1 = performance.now();
+      image[i] = await encoders.image.encode(bytes);
+      imageMs += performance.now() - c1;
+      colourMs += c1 - c0;
+      if ((i + 1) % 250 === 0) log(`  ${i + 1}/${items.length}`);
+    }
+    const x0 = performance.now();
+    const text = items.map((item) => encoders.text.encode(item.productDisplayName));
+    const textMs = performance.now() - x0;
+    const timings = {
+      imageLoadMs,
+      imageMsPerPhoto: imageMs / items.length,
+      colourMsPerPhoto: colourMs / items.length,
+      textMsPerTitle: textMs / items.length,
+      wallMs: performance.now() - started,
+    };
+    await writeCache(file, { n: items.length, imageDimensions: encoders.image.dimensions, colourDimensions: colour[0]!.length, textDimensions: encoders.text.dimensions, ids: items.map((i) => i.id), timings }, image, colour, text);
+    const textEncoder = await openTextEncoder({ cacheDir: CACHE_DIR });
+    return { items, image, colour, text, timings, cache: { file, hit: false }, textEncoder };
+  } finally {
+    await encoders.close();
+  }
+}
+
+async function readCache(file: string): Promise<Pick<Dataset, "image" | "colour" | "text" | "timings"> | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch {
+    return undefined;
+  }
+  const headerLength = bytes.readUInt32LE(0);
+  const header = JSON.parse(bytes.subarray(4, 4 + headerLength).toString("utf8")) as CacheHeader;
+  let offset = (4 + headerLength + 3) & ~3;
+  const floats = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + bytes.length));
+  offset = 0;
+  const take = (count: number, dims: number) =>
+    Array.from({ length: count }, () => {
+      const v = floats.slice(offset, offset + dims);
+      offset += dims;
+      return v;
+    });
+  const image = take(header.n, header.imageDimensions);
+  const colour = take(header.n, header.colourDimensions);
+  const text = take(header.n, header.textDimensions);
+  if (offset !== floats.length) return undefined;
+  return { image, colour, text, timings: header.timings };
+}
+
+async function writeCache(file: string, header: CacheHeader, ...groups: Float32Array[][]): Promise<void> {
+  const head = Buffer.from(JSON.stringify(header), "utf8");
+  const start = (4 + head.length + 3) & ~3;
+  const total = groups.reduce((s, g) => s + g.reduce((t, v) => t + v.length, 0), 0);
+  const out = Buffer.alloc(start + 4 * total);
+  out.writeUInt32LE(head.length, 0);
+  head.copy(out, 4);
+  let o = start;
+  for (const g of groups) for (const v of g) for (const x of v) o = out.writeFloatLE(x, o);
+  await mkdir(join(CACHE_DIR, "eval"), { recursive: true });
+  await writeFile(`${file}.tmp`, out);
+  await rename(`${file}.tmp`, file);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+export function normalised(v: ArrayLike<number>): Float32Array {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
+  const out = new Float32Array(v.length);
+  if (s > 0) for (let i = 0; i < v.length; i++) out[i] = v[i]! / Math.sqrt(s);
+  return out;
+}
+
+export function concatWeighted(a: Float32Array, b: Float32Array, weight: number): Float32Array {
+  const out = new Float32Array(a.length + b.length);
+  out.set(a);
+  for (let i = 0; i < b.length; i++) out[a.length + i] = weight * b[i]!;
+  return normalised(out);
+}
+
+function stack(vectors: readonly Float32Array[]): { m: Float64Array; dims: number } {
+  const dims = vectors[0]?.length ?? 0;
+  const m = new Float64Array(vectors.length * dims);
+  vectors.forEach((v, i) => m.set(v, i * dims));
+  return { m, dims };
+}
+
+/** Indices of the k highest scores, best first, skipping `exclude`. */
+export function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
+  const best: number[] = [];
+  for (let i = 0; i < scores.length; i++) {
+    if (i === exclude) continue;
+    const s = scores[i]!;
+    if (best.length === k && s <= scores[best[k - 1]!]!) continue;
+    let p = best.length < k ? best.length : k - 1;
+    if (best.length < k) best.push(i);
+    while (p > 0 && scores[best[p - 1]!]! < s) {
+      best[p] = best[p - 1]!;
+      p--;
+    }
+    best[p] = i;
+  }
+  return best;
+}
+
+export type Label = (item: Item) => string;
+export const byType: Label = (i) => i.articleType;
+export const byColour: Label = (i) => i.baseColour;
+
+/**
+ * Leave-one-out precision@k within one collection: each vector (skipping all-zero ones) queries
+ * all others. Returns the mean, per label function.
+ */
+export function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item[], labels: readonly Label[], k = 10): number[] {
+  const n = vectors.length;
+  const { m, dims } = stack(vectors);
+  const sims = rowDots(m, n, dims);
+  const sums = labels.map(() => 0);
+  let queries = 0;
+  for (let q = 0; q < n; q++) {
+    if (!vectors[q]!.some((x) => x !== 0)) continue;
+    queries++;
+    const top = topK(sims.subarray(q * n, (q + 1) * n), k, q);
+    labels.forEach((label, li) => {
+      const want = label(items[q]!);
+      sums[li]! += top.filter((j) => label(items[j]!) === want).length / k;
+    });
+  }
+  return sums.map((s) => s / queries);
+}
+
+/** Precision@k of queries against a corpus: the share of each query's k nearest that match its wanted labels. */
+export function queryPrecisionAtK(
+  queries: readonly { vector: Float32Array; want: readonly (string | undefined)[] }[],
+  corpus: readonly Float32Array[],
+  corpusItems: readonly Item[],
+  labels: readonly Label[],
+  k = 10,
+): number[] {
+  const sums = labels.map(() => 0);
+  for (const q of queries) {
+    const scores = corpus.map((c) => dot(c, q.vector));
+    const top = topK(scores, k);
+    labels.forEach((label, li) => {
+      const want = q.want[li];
+      if (want === undefined) return;
+      sums[li]! += top.filter((j) => label(corpusItems[j]!) === want).length / k;
+    });
+  }
+  return sums.map((s) => s / queries.length);
+}
+
+export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+/** Support-weighted F1 over the classes in `truth` (predictions may name any class). */
+export function weightedF1(truth: readonly string[], predicted: readonly string[]): number {
+  const classes = [...new Set(truth)];
+  let total = 0;
+  for (const c of classes) {
+    let tp = 0, fp = 0, fn = 0;
+    truth.forEach((t, i) => {
+      const p = predicted[i];
+      if (t === c && p === c) tp++;
+      else if (p === c) fp++;
+      else if (t === c) fn++;
+    });
+    const f1 = tp === 0 ? 0 : (2 * tp) / (2 * tp + fp + fn);
+    total += f1 * (tp + fn);
+  }
+  return total / truth.length;
+}
+
+/** Expected weighted F1 of guessing uniformly among the classes. */
+export function chanceWeightedF1(truth: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const t of truth) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const k = counts.size;
+  let total = 0;
+  for (const n of counts.values()) {
+    const p = n / truth.length;
+    total += p * ((2 * p * (1 / k)) / (p + 1 / k));
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words for article types and colours, as a shopper would type them
+
+/**
+ * An article type as a product title (and a shopper) names one item: singular for count nouns
+ * ("Watches" -> "watch", "Tshirts" -> "t-shirt"), plural for pairs and plural-only words ("heels",
+ * "jeans", "sunglasses"). Types not listed are lower-cased as they are.
+ */
+const ONE_ITEM: Record<string, string> = {
+  Backpacks: "backpack", Belts: "belt", Bracelet: "bracelet", Caps: "cap", Clutches: "clutch", Dresses: "dress",
+  Earrings: "earrings", Handbags: "handbag", Jackets: "jacket", "Kurta Sets": "kurta set", Kurtas: "kurta", Kurtis: "kurti",
+  "Laptop Bag": "laptop bag", "Night suits": "night suit", Pendant: "pendant", Sarees: "saree", Scarves: "scarf",
+  Shirts: "shirt", Skirts: "skirt", Stoles: "stole", Sweaters: "sweater", Sweatshirts: "sweatshirt", Ties: "tie",
+  Tops: "top", Tshirts: "t-shirt", Tunics: "tunic", Wallets: "wallet", Watches: "watch",
+};
+
+export type TypeNaming = "one-item" | "as-given";
+
+export function typeQuery(articleType: string, naming: TypeNaming = "one-item"): string {
+  return (naming === "one-item" ? ONE_ITEM[articleType] : undefined) ?? articleType.toLowerCase();
+}
+
+export function colourQuery(baseColour: string): string {
+  return baseColour.toLowerCase();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text to image through the map: fitted on the described half, measured on the withheld half
+
+export interface TextImageTask {
+  described: number[];
+  withheld: number[];
+  withheldItems: Item[];
+  /** Article types with >= 10 withheld products, sorted. */
+  types: string[];
+  /** Positions (in withheld) of the products of those types. */
+  classified: number[];
+  /** [colour, type] pairs with >= 3 withheld products of a listed type. */
+  pairs: [string, string][];
+}
+
+export function textImageTask(items: readonly Item[], minTypeCount = 10, minPairCount = 3): TextImageTask {
+  const described = items.map((_, i) => i).filter((i) => i % 2 === 0);
+  const withheld = items.map((_, i) => i).filter((i) => i % 2 === 1);
+  const withheldItems = withheld.map((i) => items[i]!);
+  const counts = new Map<string, number>();
+  for (const item of withheldItems) counts.set(item.articleType, (counts.get(item.articleType) ?? 0) + 1);
+  const types = [...counts].filter(([, n]) => n >= minTypeCount).map(([t]) => t).sort();
+  const classified = withheldItems.map((item, r) => ({ item, r })).filter(({ item }) => types.includes(item.articleType)).map(({ r }) => r);
+  const pairCounts = new Map<string, number>();
+  for (const item of withheldItems) {
+    if (!types.includes(item.articleType)) continue;
+    const key = `${item.baseColour}\t${item.articleType}`;
+    pairCounts.set(key, (pairCounts.get(key) ?? 0) + 1);
+  }
+  const pairs = [...pairCounts].filter(([, n]) => n >= minPairCount).map(([key]) => key.split("\t") as [string, string]).sort();
+  return { described, withheld, withheldItems, types, classified, pairs };
+}
+
+export interface TextImageScores {
+  /** Zero-shot type, weighted F1, per type naming. */
+  f1: Record<TypeNaming, number>;
+  /** "<type>" -> withheld products: P@10 by type. */
+  typeP10: number;
+  /** "<colour> <type>" -> withheld products: P@10 by type, by colour, by both. */
+  colourTypeP10: number[];
+}
+
+/** Scores vectors standing for the withheld products (mapped photos, or their own titles for reference). */
+export function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): TextImageScores {
+  const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
+  const f1 = (naming: TypeNaming) => {
+    const prompts = task.types.map((t) => text.encode(typeQuery(t, naming)));
+    const predicted = task.classified.map((r) => task.types[argmax(prompts.map((p) => dot(p, vectors[r]!)))]!);
+    return weightedF1(truth, predicted);
+  };
+  const typeQueries = task.types.map((t) => ({ vector: text.encode(typeQuery(t)), want: [t] }));
+  const pairQueries = task.pairs.map(([colour, type]) => ({
+    vector: text.encode(`${colourQuery(colour)} ${typeQuery(type)}`),
+    want: [type, colour, `${colour}\t${type}`],
+  }));
+  const both: Label = (i) => `${i.baseColour}\t${i.articleType}`;
+  return {
+    f1: { "one-item": f1("one-item"), "as-given": f1("as-given") },
+    typeP10: queryPrecisionAtK(typeQueries, vectors, task.withheldItems, [byType])[0]!,
+    colourTypeP10: queryPrecisionAtK(pairQueries, vectors, task.withheldItems, [byType, byColour, both]),
+  };
+}
+
+export function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}): { map: TextImageMap; fitMs: number } {
+  const samples = task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! }));
+  const t0 = performance.now();
+  const map = fitTextImageMap(samples, options);
+  return { map, fitMs: performance.now() - t0 };
+}
+
+export function mapWithheld(data: Dataset, task: TextImageTask, map: TextImageMap): Float32Array[] {
+  return task.withheld.map((i) => map.apply(data.image[i]!, data.colour[i]!));
+}
+
+export function argmax(values: readonly number[]): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
+}
+
+/** Fit time of the map on n samples drawn (cycling) from the data set. */
+export function fitTiming(data: Dataset, n: number, options: FitTextImageMapOptions = {}): number {
+  const samples = Array.from({ length: n }, (_, i) => {
+    const j = (i * 7919) % data.items.length;
+    return { image: data.image[j]!, colour: data.colour[j]!, text: data.text[j]! };
+  });
+  const t0 = performance.now();
+  fitTextImageMap(samples, options);
+  return performance.now() - t0;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      dir: { type: "string", default: DEFAULT_DIR },
+      limit: { type: "string" },
+      lambda: { type: "string", default: String(DEFAULT_LAMBDA) },
+      "colour-weight": { type: "string", default: String(DEFAULT_COLOUR_WEIGHT) },
+    },
+  });
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  const lambda = Number(values.lambda);
+  const colourWeight = Number(values["colour-weight"]);
+  const log = (m: string) => console.error(m);
+  const data = await loadDataset(values.dir, limit, log);
+  try {
+    const { items } = data;
+    const zeroTitles = data.text.filter((v) => !v.some((x) => x !== 0)).length;
+    const f = (x: number) => x.toFixed(3);
+    const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
+
+    console.log(`Vitrine retrieval evaluation: ${values.dir}, ${items.length} items (${zeroTitles} titles with no known word)`);
+    console.log(`image encoder ${IMAGE_ENCODER_VERSION}; text encoder ${TEXT_ENCODER_VERSION}; colour profile: 11 basic colour names`);
+    console.log("precision@10 by X = share of the 10 nearest whose X equals the query's");
+    console.log("");
+
+    const t1 = performance.now();
+    row("leave-one-out precision@10 (all items)", "type", "colour");
+    row("text-to-text (title -> the other titles)", ...selfPrecisionAtK(data.text, items, [byType, byColour]).map(f));
+    row("image-to-image (photo -> the other photos)", ...selfPrecisionAtK(data.image, items, [byType, byColour]).map(f));
+    for (const w of [0.5, 1]) {
+      const withColour = data.image.map((v, i) => concatWeighted(v, data.colour[i]!, w));
+      row(`image-to-image, colour profile concatenated x ${w}`, ...selfPrecisionAtK(withColour, items, [byType, byColour]).map(f));
+    }
+    const selfMs = performance.now() - t1;
+
+    const task = textImageTask(items);
+    const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
+    const options = { lambda, colourWeight };
+    const { map, fitMs } = fitOnDescribed(data, task, options);
+    const mapped = mapWithheld(data, task, map);
+    const scores = scoreTextImage(task, data.textEncoder, mapped);
+    const titles = scoreTextImage(task, data.textEncoder, task.withheld.map((i) => data.text[i]!));
+    console.log("");
+    console.log(
+      `text-to-image: map ${map.version} (lambda ${lambda}, colour weight ${colourWeight}, whitening ${DEFAULT_WHITENING}), ` +
+        `fitted on the described half (even index: ${map.trainedOn} titles) in ${Math.round(fitMs)} ms, ` +
+        `measured on the withheld half (odd index: ${task.withheld.length} products)`,
+    );
+    row(`zero-shot type, weighted F1 (${task.types.length} types with >= 10, ${task.classified.length} products)`, "mapped", "titles*");
+    row(`  nearest type name, one-item form ("watch", "t-shirt", "heels")`, f(scores.f1["one-item"]), f(titles.f1["one-item"]));
+    row(`  nearest type name as given, lower-cased ("watches", "tshirts")`, f(scores.f1["as-given"]), f(titles.f1["as-given"]));
+    row("  chance (uniform guess among the types)", f(chanceWeightedF1(truth)));
+    row("precision@10 against the withheld products", "type", "colour", "both");
+    row(`  "<type>" (${task.types.length} queries) -> mapped photos`, f(scores.typeP10));
+    row(`  "<colour> <type>" (${task.pairs.length} queries) -> mapped photos`, ...scores.colourTypeP10.map(f));
+    row(`  "<type>" -> titles*`, f(titles.typeP10));
+    row(`  "<colour> <type>" -> titles*`, ...titles.colourTypeP10.map(f));
+    console.log("  * titles: the withheld products' own title vectors in place of mapped photos (text-to-text reference)");
+
+    console.log("");
+    row("what each step of the map contributes", "F1", "F1 given", "type", "c+t:type", "colour", "both");
+    const variants: [string, FitTextImageMapOptions][] = [
+      ["centred ridge only", { ...options, whitening: false, removeMeanDirection: false }],
+      ["+ residual whitening", { ...options, removeMeanDirection: false }],
+      ["+ mean text direction removed (the default map)", options],
+      ["  ... lambda 0.1", { ...options, lambda: 0.1 }],
+      ["  ... lambda 1", { ...options, lambda: 1 }],
+      ["  ... lambda 3", { ...options, lambda: 3 }],
+      ["  ... whitening 1 (milder)", { ...options, whitening: 1 }],
+      ["  ... without the colour profile (colour weight 0)", { ...options, colourWeight: 0 }],
+      ["  ... colour weight 3", { ...options, colourWeight: 3 }],
+    ];
+    for (const [name, variant] of variants) {
+      const v = scoreTextImage(task, data.textEncoder, mapWithheld(data, task, fitOnDescribed(data, task, variant).map));
+      row(name, f(v.f1["one-item"]), f(v.f1["as-given"]), f(v.typeP10), ...v.colourTypeP10.map(f));
+    }
+
+    console.log("");
+    const t = data.timings;
+    console.log(
+      `encoding${data.cache.hit ? " (timed when the cache was made; read from the cache now)" : ""}: ` +
+        `image model load ${Math.round(t.imageLoadMs)} ms, image ${t.imageMsPerPhoto.toFixed(1)} ms/photo, ` +
+        `colour ${t.colourMsPerPhoto.toFixed(1)} ms/photo, text ${t.textMsPerTitle.toFixed(3)} ms/title, all ${(t.wallMs / 1000).toFixed(1)} s`,
+    );
+    console.log(`encodings cache: ${data.cache.file}`);
+    console.log(`leave-one-out precision@10 computations: ${Math.round(selfMs)} ms`);
+    const timings = [1000, 5000].map((n) => `n = ${n} (${n < map.inputDimensions ? "dual" : "primal"}) ${Math.round(fitTiming(data, n, options))} ms`);
+    console.log(`map fit time, ${map.inputDimensions} -> ${map.outputDimensions}, one thread: ${timings.join(", ")}`);
+  } finally {
+    await data.textEncoder.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
