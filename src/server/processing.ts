@@ -13,9 +13,8 @@ import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/i
 export interface Processing {
   /** Wakes the workers: new products were queued. */
   notify(): void;
-  /** Resolves once the models are loaded and the workers run (immediately with no workers). */
+  /** Resolves once the models are loaded and the workers run (immediately with no workers); rejects if the models fail to load. */
   ready: Promise<void>;
-  workers(): readonly ProcessingWorker[];
   /** Finishes the batches in flight, then stops. */
   stop(): Promise<void>;
 }
@@ -32,8 +31,9 @@ export function productEncoders(encoders: Encoders): ProductEncoders {
 }
 
 /**
- * Loads the models off the request path, then runs `config.processing.workers` workers against
- * the queue in MySQL. Other processes (`npm run worker`) may work the same queue at once.
+ * Inside a worker process: loads the models, re-queues products embedded by other models, then
+ * runs `config.processing.workers` workers against the queue in MySQL. Any number of processes
+ * may work the same queue at once.
  */
 export function startProcessing(config: Config, mysql: MysqlConnection, objects: ObjectStore, log: Logger): Processing {
   const workers: ProcessingWorker[] = [];
@@ -71,14 +71,13 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
           }
           log.info({ workers: processing.workers, modelVersion: encoders.version }, "processing workers started");
         })();
-  // A model that fails to load must not take the API down with it; it is logged, and retried
-  // by restarting the worker process.
+  // Logged here; the process then exits and its supervisor (the service, or the operator's)
+  // starts it again.
   ready.catch((error: unknown) => log.error({ err: error }, "processing could not start: models failed to load"));
 
   return {
     notify: () => workers.forEach((w) => w.notify()),
     ready,
-    workers: () => workers,
     async stop() {
       stopped = true;
       await Promise.all(workers.map((w) => w.stop()));
