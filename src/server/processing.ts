@@ -69,7 +69,7 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
             workers.push(worker);
             worker.start();
           }
-          log.info({ workers: processing.workers, modelVersion: encoders.version }, "processing workers started");
+          log.info({ workers: processing.workers, modelVersion: pipelineEncoders.version }, "processing workers started");
         })();
   // Logged here; the process then exits and its supervisor (the service, or the operator's)
   // starts it again.
