@@ -45,8 +45,9 @@ export async function createApp(config: Config): Promise<App> {
   const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
   const processing = startWorkerProcesses(config, logger);
 
-  const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), new MysqlProductRepository(mysql.db));
-  const products = new ProductService(catalogs, new MysqlProductRepository(mysql.db), config.limits, () => processing.notify());
+  const productRepository = new MysqlProductRepository(mysql.db);
+  const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), productRepository);
+  const products = new ProductService(catalogs, productRepository, config.limits, () => processing.notify());
   const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey);
   const core: RpcCore = { catalogs, products, apiKeys, objects };
 
