@@ -17,10 +17,12 @@ import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSIO
 import type { Encoders, TextEncoder } from "../src/embeddings/index.js";
 import { rowDots } from "../src/embeddings/linear-algebra.js";
 import { openTextEncoder } from "../src/embeddings/text-encoder.js";
-import { DEFAULT_COLOUR_WEIGHT, DEFAULT_LAMBDA, DEFAULT_WHITENING, fitTextImageMap } from "../src/embeddings/text-image-map.js";
-import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/text-image-map.js";
+import { DEFAULT_COLOUR_WEIGHT, DEFAULT_LAMBDA, DEFAULT_WHITENING } from "../src/embeddings/text-image-map.js";
+import { fitTextImageMap } from "../src/embeddings/index.js";
+import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/index.js";
+import { dot, l2NormaliseInPlace } from "../src/embeddings/vector-math.js";
 
-export interface Item {
+interface Item {
   id: string;
   gender: string;
   articleType: string;
@@ -29,7 +31,7 @@ export interface Item {
   image: string;
 }
 
-export interface Dataset {
+interface Dataset {
   items: Item[];
   image: Float32Array[];
   colour: Float32Array[];
@@ -40,8 +42,8 @@ export interface Dataset {
   textEncoder: TextEncoder & { close(): Promise<void> };
 }
 
-export const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
-export const CACHE_DIR = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
+const CACHE_DIR = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 
 // ---------------------------------------------------------------------------------------------
 // Encodings, cached
@@ -55,7 +57,7 @@ interface CacheHeader {
   timings: Dataset["timings"];
 }
 
-export async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined): Promise<Dataset> {
+async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined): Promise<Dataset> {
   const lines = (await readFile(join(dir, "items.jsonl"), "utf8")).split("\n").filter((l) => l.trim());
   const items = lines.map((l) => JSON.parse(l) as Item).slice(0, limit ?? Infinity);
   // Key: encoder versions, the colour profile's source (it has no version of its own), and every
@@ -159,15 +161,11 @@ async function writeCache(file: string, header: CacheHeader, ...groups: Float32A
 // ---------------------------------------------------------------------------------------------
 // Metrics
 
-export function normalised(v: ArrayLike<number>): Float32Array {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
-  const out = new Float32Array(v.length);
-  if (s > 0) for (let i = 0; i < v.length; i++) out[i] = v[i]! / Math.sqrt(s);
-  return out;
+function normalised(v: ArrayLike<number>): Float32Array {
+  return l2NormaliseInPlace(Float32Array.from(v));
 }
 
-export function concatWeighted(a: Float32Array, b: Float32Array, weight: number): Float32Array {
+function concatWeighted(a: Float32Array, b: Float32Array, weight: number): Float32Array {
   const out = new Float32Array(a.length + b.length);
   out.set(a);
   for (let i = 0; i < b.length; i++) out[a.length + i] = weight * b[i]!;
@@ -182,7 +180,7 @@ function stack(vectors: readonly Float32Array[]): { m: Float64Array; dims: numbe
 }
 
 /** Indices of the k highest scores, best first, skipping `exclude`. */
-export function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
+function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
   const best: number[] = [];
   for (let i = 0; i < scores.length; i++) {
     if (i === exclude) continue;
@@ -199,15 +197,15 @@ export function topK(scores: ArrayLike<number>, k: number, exclude = -1): number
   return best;
 }
 
-export type Label = (item: Item) => string;
-export const byType: Label = (i) => i.articleType;
-export const byColour: Label = (i) => i.baseColour;
+type Label = (item: Item) => string;
+const byType: Label = (i) => i.articleType;
+const byColour: Label = (i) => i.baseColour;
 
 /**
  * Leave-one-out precision@k within one collection: each vector (skipping all-zero ones) queries
  * all others. Returns the mean, per label function.
  */
-export function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item[], labels: readonly Label[], k = 10): number[] {
+function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item[], labels: readonly Label[], k = 10): number[] {
   const n = vectors.length;
   const { m, dims } = stack(vectors);
   const sims = rowDots(m, n, dims);
@@ -226,7 +224,7 @@ export function selfPrecisionAtK(vectors: readonly Float32Array[], items: readon
 }
 
 /** Precision@k of queries against a corpus: the share of each query's k nearest that match its wanted labels. */
-export function queryPrecisionAtK(
+function queryPrecisionAtK(
   queries: readonly { vector: Float32Array; want: readonly (string | undefined)[] }[],
   corpus: readonly Float32Array[],
   corpusItems: readonly Item[],
@@ -246,14 +244,8 @@ export function queryPrecisionAtK(
   return sums.map((s) => s / queries.length);
 }
 
-export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
-
 /** Support-weighted F1 over the classes in `truth` (predictions may name any class). */
-export function weightedF1(truth: readonly string[], predicted: readonly string[]): number {
+function weightedF1(truth: readonly string[], predicted: readonly string[]): number {
   const classes = [...new Set(truth)];
   let total = 0;
   for (const c of classes) {
@@ -271,7 +263,7 @@ export function weightedF1(truth: readonly string[], predicted: readonly string[
 }
 
 /** Expected weighted F1 of guessing uniformly among the classes. */
-export function chanceWeightedF1(truth: readonly string[]): number {
+function chanceWeightedF1(truth: readonly string[]): number {
   const counts = new Map<string, number>();
   for (const t of truth) counts.set(t, (counts.get(t) ?? 0) + 1);
   const k = counts.size;
@@ -299,20 +291,20 @@ const ONE_ITEM: Record<string, string> = {
   Tops: "top", Tshirts: "t-shirt", Tunics: "tunic", Wallets: "wallet", Watches: "watch",
 };
 
-export type TypeNaming = "one-item" | "as-given";
+type TypeNaming = "one-item" | "as-given";
 
-export function typeQuery(articleType: string, naming: TypeNaming = "one-item"): string {
+function typeQuery(articleType: string, naming: TypeNaming = "one-item"): string {
   return (naming === "one-item" ? ONE_ITEM[articleType] : undefined) ?? articleType.toLowerCase();
 }
 
-export function colourQuery(baseColour: string): string {
+function colourQuery(baseColour: string): string {
   return baseColour.toLowerCase();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Text to image through the map: fitted on the described half, measured on the withheld half
 
-export interface TextImageTask {
+interface TextImageTask {
   described: number[];
   withheld: number[];
   withheldItems: Item[];
@@ -324,7 +316,7 @@ export interface TextImageTask {
   pairs: [string, string][];
 }
 
-export function textImageTask(items: readonly Item[], minTypeCount = 10, minPairCount = 3): TextImageTask {
+function textImageTask(items: readonly Item[], minTypeCount = 10, minPairCount = 3): TextImageTask {
   const described = items.map((_, i) => i).filter((i) => i % 2 === 0);
   const withheld = items.map((_, i) => i).filter((i) => i % 2 === 1);
   const withheldItems = withheld.map((i) => items[i]!);
@@ -342,7 +334,7 @@ export function textImageTask(items: readonly Item[], minTypeCount = 10, minPair
   return { described, withheld, withheldItems, types, classified, pairs };
 }
 
-export interface TextImageScores {
+interface TextImageScores {
   /** Zero-shot type, weighted F1, per type naming. */
   f1: Record<TypeNaming, number>;
   /** "<type>" -> withheld products: P@10 by type. */
@@ -352,7 +344,7 @@ export interface TextImageScores {
 }
 
 /** Scores vectors standing for the withheld products (mapped photos, or their own titles for reference). */
-export function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): TextImageScores {
+function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): TextImageScores {
   const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
   const f1 = (naming: TypeNaming) => {
     const prompts = task.types.map((t) => text.encode(typeQuery(t, naming)));
@@ -372,25 +364,25 @@ export function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: 
   };
 }
 
-export function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}): { map: TextImageMap; fitMs: number } {
+function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}): { map: TextImageMap; fitMs: number } {
   const samples = task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! }));
   const t0 = performance.now();
   const map = fitTextImageMap(samples, options);
   return { map, fitMs: performance.now() - t0 };
 }
 
-export function mapWithheld(data: Dataset, task: TextImageTask, map: TextImageMap): Float32Array[] {
+function mapWithheld(data: Dataset, task: TextImageTask, map: TextImageMap): Float32Array[] {
   return task.withheld.map((i) => map.apply(data.image[i]!, data.colour[i]!));
 }
 
-export function argmax(values: readonly number[]): number {
+function argmax(values: readonly number[]): number {
   let best = 0;
   for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
   return best;
 }
 
 /** Fit time of the map on n samples drawn (cycling) from the data set. */
-export function fitTiming(data: Dataset, n: number, options: FitTextImageMapOptions = {}): number {
+function fitTiming(data: Dataset, n: number, options: FitTextImageMapOptions = {}): number {
   const samples = Array.from({ length: n }, (_, i) => {
     const j = (i * 7919) % data.items.length;
     return { image: data.image[j]!, colour: data.colour[j]!, text: data.text[j]! };

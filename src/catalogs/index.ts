@@ -5,7 +5,7 @@ export type { CatalogRepository, ProductRepository, ProductQuery } from "./repos
 export type { ProductInput } from "./validation.js";
 export { FIELD_LIMITS, PRODUCT_ID_PATTERN } from "./limits.js";
 export { parseUuid } from "./validation.js";
-export { catalogStatus, PRODUCT_STATUSES, RANKS } from "./model.js";
+export { catalogStatus, emptyStatusCounts, PRODUCT_STATUSES, RANKS } from "./model.js";
 export type {
   Catalog,
   CatalogRecord,

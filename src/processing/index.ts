@@ -2,6 +2,7 @@ export { ProcessingWorker } from "./worker.js";
 export type { AfterBatch, BatchReport, WorkerOptions } from "./worker.js";
 export { processProduct } from "./product-processor.js";
 export type { Outcome, PhaseTimings, ProcessorDeps } from "./product-processor.js";
+export { gaveUpReason } from "./processing-queue.js";
 export type { ClaimedProduct, Embeddings, ProcessedResult, ProcessingQueue } from "./processing-queue.js";
 export type { ObjectStore } from "./object-store.js";
 export type { ProductEncoders } from "./product-encoders.js";

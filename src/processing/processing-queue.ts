@@ -1,3 +1,8 @@
+/** The reason stored when a product runs out of attempts; lastReason is its last failure, if any. */
+export function gaveUpReason(attempts: number, lastReason: string | null): string {
+  return `gave up after ${attempts} attempts: ${lastReason ?? "the worker processing it stopped"}`;
+}
+
 /** A product claimed for processing: what the worker needs, and what it saw last time. */
 export interface ClaimedProduct {
   catalogId: string;

@@ -2,6 +2,7 @@ import type { Logger } from "../logging/index.js";
 import { retryDelayMs } from "./backoff.js";
 import { processProduct } from "./product-processor.js";
 import type { Outcome, PhaseTimings, ProcessorDeps } from "./product-processor.js";
+import { gaveUpReason } from "./processing-queue.js";
 import type { ClaimedProduct, ProcessingQueue } from "./processing-queue.js";
 
 /** Work done after each batch, for the catalogs whose products were processed in it. */
@@ -127,7 +128,7 @@ export class ProcessingWorker {
     } else if (outcome.kind === "failed") {
       await this.queue.fail(job, owner, outcome.reason);
     } else if (job.attempts >= maxAttempts) {
-      outcome = { ...outcome, kind: "failed", reason: `gave up after ${job.attempts} attempts: ${outcome.reason}` };
+      outcome = { ...outcome, kind: "failed", reason: gaveUpReason(job.attempts, outcome.reason) };
       await this.queue.fail(job, owner, outcome.reason);
     } else {
       await this.queue.retryLater(job, owner, outcome.reason, new Date(Date.now() + retryDelayMs(job.attempts, retryBaseMs, retryCapMs)));

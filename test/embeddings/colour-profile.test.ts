@@ -2,7 +2,7 @@ import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { COLOUR_NAMES, colourProfile } from "../../src/embeddings/index.js";
 import { samplePhotos } from "../support/sample-photos.js";
-import { cacheDir } from "./cache-dir.js";
+import { cacheDir } from "../support/cache-dir.js";
 
 const share = (h: Float32Array, name: (typeof COLOUR_NAMES)[number]) => h[COLOUR_NAMES.indexOf(name)]!;
 const sum = (h: Float32Array) => h.reduce((a, b) => a + b, 0);

@@ -8,7 +8,7 @@ import { buildFusedMobileNet, type FeatureNet } from "../../src/embeddings/fused
 import { readNsfwjsMobileNetV2, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-mobilenet.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { samplePhotos } from "../support/sample-photos.js";
-import { cacheDir } from "./cache-dir.js";
+import { cacheDir } from "../support/cache-dir.js";
 
 const SIZE = 160;
 let bundle: NsfwjsBundle;

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageDecodeError } from "../../src/embeddings/index.js";
 import { openImageEncoder, type OpenedImageEncoder } from "../../src/embeddings/image-encoder.js";
 import { samplePhotos, type SamplePhotoName } from "../support/sample-photos.js";
-import { cacheDir, cosine, norm } from "./cache-dir.js";
+import { cacheDir } from "../support/cache-dir.js";
+import { cosine, norm } from "../support/vectors.js";
 
 let encoder: OpenedImageEncoder;
 let photos: Record<SamplePhotoName, Buffer>;

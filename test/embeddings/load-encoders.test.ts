@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSION, type Encoders } from "../../src/embeddings/index.js";
 import { samplePhotos } from "../support/sample-photos.js";
-import { cacheDir, norm } from "./cache-dir.js";
+import { cacheDir } from "../support/cache-dir.js";
+import { norm } from "../support/vectors.js";
 
 let encoders: Encoders;
 const logged: string[] = [];

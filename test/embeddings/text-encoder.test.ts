@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureCompactGlove } from "../../src/embeddings/glove-convert.js";
 import { glovePaths, readCompactGlove } from "../../src/embeddings/glove-files.js";
 import { openTextEncoder, type OpenedTextEncoder } from "../../src/embeddings/text-encoder.js";
-import { cacheDir, cosine, norm } from "./cache-dir.js";
+import { cacheDir } from "../support/cache-dir.js";
+import { cosine, norm } from "../support/vectors.js";
 
 let encoder: OpenedTextEncoder;
 

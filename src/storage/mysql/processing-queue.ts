@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { gaveUpReason } from "../../processing/index.js";
 import type { ClaimedProduct, ProcessedResult, ProcessingQueue } from "../../processing/index.js";
 import type { Database } from "./connection.js";
 import { catalogs, productEmbeddings, products } from "./schema.js";
@@ -58,7 +59,7 @@ export class MysqlProcessingQueue implements ProcessingQueue {
         const key = and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId));
         if (row.attempts >= maxAttempts) {
           // Every earlier claim ended without a verdict: its worker died. Stop handing it out.
-          const reason = `gave up after ${row.attempts} attempts: ${row.errorReason ?? "the worker processing it stopped"}`;
+          const reason = gaveUpReason(row.attempts, row.errorReason);
           await tx.update(products).set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, updatedAt: now }).where(key);
           continue;
         }

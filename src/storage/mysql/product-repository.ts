@@ -8,7 +8,7 @@ import type {
   Rank,
   StatusCounts,
 } from "../../catalogs/index.js";
-import { PRODUCT_STATUSES } from "../../catalogs/index.js";
+import { emptyStatusCounts } from "../../catalogs/index.js";
 import type { Database } from "./connection.js";
 import { productEmbeddings, products } from "./schema.js";
 
@@ -128,9 +128,9 @@ export class MysqlProductRepository implements ProductRepository {
       .where(inArray(products.catalogId, catalogIds))
       .groupBy(products.catalogId, products.status);
     for (const row of rows) {
-      const entry = counts.get(row.catalogId) ?? Object.fromEntries(PRODUCT_STATUSES.map((s) => [s, 0]));
+      const entry = counts.get(row.catalogId) ?? emptyStatusCounts();
       entry[row.status] = row.n;
-      counts.set(row.catalogId, entry as StatusCounts);
+      counts.set(row.catalogId, entry);
     }
     return counts;
   }

@@ -1,5 +1,4 @@
-export { cacheDir } from "../support/cache-dir.js";
-
+/** Reference vector maths for assertions, independent of the code under test. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let ab = 0, aa = 0, bb = 0;
   for (let i = 0; i < a.length; i++) {
