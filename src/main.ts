@@ -1,8 +1,13 @@
 import { ConfigError, loadConfig } from "./config/index.js";
+import pino from "pino";
 import { createApp } from "./server/app.js";
+import { resolveRedisUrl } from "./server/redis-url.js";
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
+  const configured = loadConfig(process.env);
+  const redis = await resolveRedisUrl(configured, pino({ level: configured.logLevel }));
+  // Workers forked by the service get this configuration, so they use the same Redis.
+  const config = { ...configured, redis: { ...configured.redis, url: redis.url } };
   const app = await createApp(config);
   const { restUrl, grpcUrl } = await app.listen();
   app.rest.log.info({ restUrl, grpcUrl }, "vitrine is serving");
@@ -15,13 +20,16 @@ async function main(): Promise<void> {
     }
     stopping = true;
     app.rest.log.info({ signal }, "shutting down: finishing in-flight requests");
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        app.rest.log.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    app
+      .close()
+      .then(() => redis.stop())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.rest.log.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

@@ -7,6 +7,8 @@ import { WORKER_CONFIG_ENV } from "./server/worker-processes.js";
 import type { WorkerMessage } from "./server/worker-processes.js";
 import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
+import { openRedis } from "./storage/redis/index.js";
+import { resolveRedisUrl } from "./server/redis-url.js";
 
 /**
  * A processing worker on its own, without the API: run several to process faster. They share
@@ -18,13 +20,14 @@ async function main(): Promise<void> {
   const config: Config = forwarded ? (JSON.parse(forwarded) as Config) : loadConfig(process.env);
   const log = pino({ level: config.logLevel });
   const mysql = await openMysql(config.mysqlUrl);
+  const redis = await openRedis((await resolveRedisUrl(config, log)).url);
   const objects = new LocalObjectStore(
     join(config.dataDir, "objects"),
     () => config.publicUrl ?? `http://localhost:${config.port}`,
   );
   // This process exists to work: at least one worker, whatever WORKERS says for the service.
   const workers = Math.max(1, config.processing.workers);
-  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, objects, log);
+  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, redis, objects, log);
   await processing.ready;
   process.on("message", (message: WorkerMessage) => message === "wake" && processing.notify());
   process.send?.("ready" satisfies WorkerMessage);
@@ -36,6 +39,7 @@ async function main(): Promise<void> {
     log.info({ signal }, "worker stopping: finishing the batch in flight");
     processing
       .stop()
+      .then(() => redis.quit())
       .then(() => mysql.close())
       .then(
         () => process.exit(0),

@@ -4,11 +4,14 @@ import { catalogStatus, emptyStatusCounts, productCount } from "./model.js";
 import type { Catalog, CatalogRecord, CatalogStatus, StatusCounts } from "./model.js";
 import type { CatalogRepository, ProductRepository } from "./repositories.js";
 import { parseCatalogDescription, parseCatalogName, parseUuid } from "./validation.js";
+import { NO_CATALOG_EVENTS } from "./events.js";
+import type { CatalogEvents } from "./events.js";
 
 export class CatalogService {
   constructor(
     private readonly catalogs: CatalogRepository,
     private readonly products: ProductRepository,
+    private readonly events: CatalogEvents = NO_CATALOG_EVENTS,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -59,6 +62,7 @@ export class CatalogService {
     const orgId = parseUuid(organizationId, "organizationId");
     const id = parseUuid(catalogId, "catalogId");
     if (!(await this.catalogs.softDelete(orgId, id, this.now()))) throw catalogNotFound(id);
+    await this.events.searchableChanged(id);
   }
 
   /** The active catalog of the organization, or not_found: never another organization's. */

@@ -1,10 +1,12 @@
 export { CatalogService } from "./catalog-service.js";
+export { NO_CATALOG_EVENTS } from "./events.js";
+export type { CatalogEvents } from "./events.js";
 export { ProductService } from "./product-service.js";
 export type { ListProductsInput, ProductPage } from "./product-service.js";
 export type { CatalogRepository, ProductRepository, ProductQuery } from "./repositories.js";
 export type { ProductInput } from "./validation.js";
 export { FIELD_LIMITS, PRODUCT_ID_PATTERN } from "./limits.js";
-export { parseUuid } from "./validation.js";
+export { parseProductId, parseUuid } from "./validation.js";
 export { catalogStatus, emptyStatusCounts, PRODUCT_STATUSES, RANKS } from "./model.js";
 export type {
   Catalog,

@@ -1,5 +1,7 @@
 import { invalidArgument, notFound } from "../errors/index.js";
 import type { CatalogService } from "./catalog-service.js";
+import { NO_CATALOG_EVENTS } from "./events.js";
+import type { CatalogEvents } from "./events.js";
 import { FIELD_LIMITS } from "./limits.js";
 import { PRODUCT_STATUSES, RANKS } from "./model.js";
 import type { Product, ProductStatus, Rank } from "./model.js";
@@ -30,8 +32,7 @@ export class ProductService {
     private readonly catalogs: CatalogService,
     private readonly products: ProductRepository,
     private readonly limits: { maxBatchSize: number },
-    /** Called after products are queued for processing, so local workers start at once. */
-    private readonly onQueued: () => void = () => undefined,
+    private readonly events: CatalogEvents = NO_CATALOG_EVENTS,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -40,7 +41,9 @@ export class ProductService {
     const catalog = await this.catalogs.requireActive(organizationId, catalogId);
     const batch = parseProductBatch(inputs, catalog.id, this.limits.maxBatchSize);
     await this.products.upsertBatch(catalog.id, batch, this.now());
-    this.onQueued();
+    this.events.productsQueued();
+    // Replaced products are PROCESSING again: out of search until processed.
+    await this.events.searchableChanged(catalog.id);
     return batch.length;
   }
 
@@ -69,13 +72,16 @@ export class ProductService {
   async deleteMany(organizationId: string, catalogId: string, productIds: string[]): Promise<number> {
     const catalog = await this.catalogs.requireActive(organizationId, catalogId);
     productIds.forEach((id, index) => parseProductId(id, `productIds[${index}]`));
-    return this.products.delete(catalog.id, productIds.length === 0 ? undefined : [...new Set(productIds)]);
+    const deleted = await this.products.delete(catalog.id, productIds.length === 0 ? undefined : [...new Set(productIds)]);
+    await this.events.searchableChanged(catalog.id);
+    return deleted;
   }
 
   async deleteOne(organizationId: string, catalogId: string, productId: string): Promise<void> {
     const catalog = await this.catalogs.requireActive(organizationId, catalogId);
     const id = parseProductId(productId);
     if ((await this.products.delete(catalog.id, [id])) === 0) throw productNotFound(id, catalog.id);
+    await this.events.searchableChanged(catalog.id);
   }
 
   async setRank(organizationId: string, catalogId: string, productId: string, rank: string): Promise<Rank> {
@@ -84,6 +90,8 @@ export class ProductService {
     const level = parseEnum(rank, RANKS, "rank");
     if (level === undefined) throw invalidArgument(`rank is required: one of ${RANKS.join(", ")}`);
     if (!(await this.products.setRank(catalog.id, id, level, this.now()))) throw productNotFound(id, catalog.id);
+    // The boost takes effect in the very next query.
+    await this.events.searchableChanged(catalog.id);
     return level;
   }
 }

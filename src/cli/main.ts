@@ -13,6 +13,7 @@ import {
   ListApiKeysResponseSchema,
   RevokeApiKeyResponseSchema,
 } from "../gen/vitrine/v1/api_key_service_pb.js";
+import { CatalogService, ReindexCatalogResponseSchema } from "../gen/vitrine/v1/catalog_service_pb.js";
 
 const HELP = `vitrine: command-line client of a running Vitrine service
 
@@ -20,13 +21,16 @@ Usage:
   vitrine keys create --org <uuid> --scopes read,write,search [--name <text>] [--expires <RFC 3339>]
   vitrine keys list   --org <uuid>
   vitrine keys revoke --org <uuid> --key <key id>
+  vitrine catalogs reindex --org <uuid> --catalog <uuid>
 
 Options:
   --url <url>        service REST/Connect address (default http://127.0.0.1:$PORT, PORT default 8080)
   --admin-key <key>  admin key (default $ADMIN_API_KEY, else the key stored in $DATA_DIR/admin-api-key)
   -h, --help         this help
 
-The created key's secret is printed once; store it, the service keeps only its hash.`;
+The created key's secret is printed once; store it, the service keeps only its hash.
+reindex rebuilds a catalog's search index from the embeddings stored in MySQL (nothing is
+re-embedded); the service also does this by itself when it finds the index missing or stale.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -40,18 +44,28 @@ async function main(argv: string[]): Promise<number> {
       name: { type: "string" },
       expires: { type: "string" },
       key: { type: "string" },
+      catalog: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   const [group, command] = positionals;
-  if (values.help || group !== "keys" || !command) {
+  if (values.help || (group !== "keys" && group !== "catalogs") || !command) {
     console.log(HELP);
     return values.help ? 0 : 2;
   }
   const baseUrl = values.url ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`;
-  const client = createClient(ApiKeyService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
   const callOptions = { headers: { service_api_key: adminKey(values["admin-key"]) } };
   const organizationId = required(values.org, "--org");
+
+  if (group === "catalogs") {
+    if (command !== "reindex") throw new UsageError(`unknown command "catalogs ${command}"`);
+    const catalogs = createClient(CatalogService, transport);
+    const response = await catalogs.reindexCatalog({ organizationId, catalogId: required(values.catalog, "--catalog") }, callOptions);
+    print(ReindexCatalogResponseSchema, response);
+    return 0;
+  }
+  const client = createClient(ApiKeyService, transport);
 
   switch (command) {
     case "create": {

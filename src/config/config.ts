@@ -10,7 +10,8 @@ export interface Config {
   grpcPort: number;
   host: string;
   mysqlUrl: string;
-  redisUrl: string | undefined;
+  redis: RedisConfig;
+  search: SearchConfig;
   /** Undefined when not configured; the launcher then generates one and stores it in dataDir. */
   adminApiKey: string | undefined;
   /** Where the service keeps local state (generated admin key, object storage). */
@@ -24,6 +25,26 @@ export interface Config {
   shutdownGraceMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   limits: Limits;
+}
+
+export interface RedisConfig {
+  /** Undefined when not configured; `npm start` then provisions a Redis 8 and fills it in. */
+  url: string | undefined;
+  /** Prefix of every key the service writes, so deployments (or test runs) can share a server. */
+  keyPrefix: string;
+}
+
+export interface SearchConfig {
+  /** Added to the score of BOOST products. */
+  boost: number;
+  /** Added to the score of SUPER_BOOST products. */
+  superBoost: number;
+  /** Catalogs with at most this many searchable products are scanned exactly instead of through HNSW. */
+  exactUpTo: number;
+  /** HNSW search breadth (VSIM EF); larger is slower and finds more of the true nearest. */
+  ef: number;
+  /** How often the service applies index changes another process could not apply at once. */
+  indexSweepMs: number;
 }
 
 export interface ProcessingConfig {
@@ -65,6 +86,12 @@ const schema = z.object({
     .regex(/^mysql:\/\//, "must be a mysql:// URL")
     .default("mysql://root@127.0.0.1:3306/vitrine"),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only").default("vitrine:"),
+  SEARCH_BOOST: z.coerce.number().min(0).max(1).default(0.05),
+  SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
+  SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(10_000),
+  SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(200),
+  INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   CACHE_DIR: z.string().min(1).optional(),
@@ -103,7 +130,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     grpcPort: e.GRPC_PORT,
     host: e.HOST,
     mysqlUrl: e.MYSQL_URL,
-    redisUrl: e.REDIS_URL,
+    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    search: {
+      boost: e.SEARCH_BOOST,
+      superBoost: e.SEARCH_SUPER_BOOST,
+      exactUpTo: e.SEARCH_EXACT_UP_TO,
+      ef: e.SEARCH_EF,
+      indexSweepMs: e.INDEX_SWEEP_MS,
+    },
     adminApiKey: e.ADMIN_API_KEY,
     dataDir: e.DATA_DIR,
     cacheDir: e.CACHE_DIR ?? join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),

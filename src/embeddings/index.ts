@@ -10,3 +10,6 @@ export { TEXT_ENCODER_VERSION, TEXT_DIMENSIONS } from "./text-encoder.js";
 export { ImageDecodeError } from "./decode-rgb.js";
 export { fitTextImageMap, textImageMapFromBytes, TEXT_IMAGE_MAP_RECIPE } from "./text-image-map.js";
 export type { FitTextImageMapOptions, TextImageMap, TextImageSample } from "./text-image-map.js";
+export { openTextEncoder } from "./text-encoder.js";
+export type { OpenedTextEncoder } from "./text-encoder.js";
+export { dot, l2NormaliseInPlace } from "./vector-math.js";

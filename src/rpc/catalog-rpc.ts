@@ -1,10 +1,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService } from "../catalogs/index.js";
 import { Catalog_Status, CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
+import type { SearchService } from "../search/index.js";
 import { catalogMessage } from "./messages.js";
 
-export function catalogRpc(catalogs: CatalogService): ServiceImpl<typeof CatalogServiceDesc> {
+export function catalogRpc(catalogs: CatalogService, search: SearchService): ServiceImpl<typeof CatalogServiceDesc> {
   return {
+    async reindexCatalog(req) {
+      const indexed = await search.reindex(req.organizationId, req.catalogId);
+      return { status: "success", message: `search index rebuilt with ${indexed} products`, indexed };
+    },
     async createCatalog(req) {
       const catalog = await catalogs.create(req.organizationId, req);
       return { catalog: catalogMessage(catalog) };

@@ -9,6 +9,7 @@ import { RecommendationService } from "../gen/vitrine/v1/recommendation_service_
 import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
 import type { Logger } from "../logging/index.js";
 import type { ObjectStore } from "../processing/index.js";
+import type { SearchService as SearchCore } from "../search/index.js";
 import { apiKeyRpc } from "./api-key-rpc.js";
 import { catalogRpc } from "./catalog-rpc.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
@@ -21,6 +22,7 @@ export interface RpcCore {
   products: ProductService;
   apiKeys: ApiKeyService;
   objects: ObjectStore;
+  search: SearchCore;
 }
 
 /** Every service of the public contract, in the order the REST gateway and docs list them. */
@@ -34,10 +36,10 @@ export const SERVICES: DescService[] = [
 
 export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(CatalogServiceDesc, catalogRpc(core.catalogs));
+    router.service(CatalogServiceDesc, catalogRpc(core.catalogs, core.search));
     router.service(ProductServiceDesc, productRpc(core.products, core.objects));
-    router.service(SearchService, searchRpc());
-    router.service(RecommendationService, recommendationRpc());
+    router.service(SearchService, searchRpc(core.search));
+    router.service(RecommendationService, recommendationRpc(core.search));
     router.service(ApiKeyServiceDesc, apiKeyRpc(core.apiKeys));
   };
 }

@@ -9,8 +9,17 @@ import {
   MysqlApiKeyRepository,
   MysqlCatalogRepository,
   MysqlProductRepository,
+  MysqlSearchLog,
+  MysqlSearchSource,
   openMysql,
 } from "../storage/mysql/index.js";
+import { openTextEncoder } from "../embeddings/index.js";
+import { SearchService } from "../search/index.js";
+import type { CatalogEvents } from "../catalogs/index.js";
+import { openRedis } from "../storage/redis/index.js";
+import type { Redis } from "ioredis";
+import { createSearchIndex, startIndexSweeper } from "./search-index.js";
+import type { SearchIndex } from "./search-index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { join } from "node:path";
 import { LocalObjectStore } from "../storage/objects/index.js";
@@ -24,6 +33,8 @@ import type { GrpcFastify } from "./http-servers.js";
 export interface App {
   core: RpcCore;
   mysql: MysqlConnection;
+  redis: Redis;
+  searchIndex: SearchIndex;
   processing: WorkerProcesses;
   rest: FastifyInstance;
   grpc: GrpcFastify;
@@ -39,17 +50,39 @@ export async function createApp(config: Config): Promise<App> {
     redact: { paths: ["req.headers.service_api_key", "req.headers.authorization"], censor: "[redacted]" },
   });
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
+  if (!config.redis.url) throw new Error("no Redis configured: set REDIS_URL (the launcher provisions one when it is unset)");
   const mysql = await openMysql(config.mysqlUrl);
+  const redis = await openRedis(config.redis.url);
+  // Search queries are encoded here; the image model stays in the workers.
+  const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });
 
   let listeningUrl = `http://localhost:${config.port}`;
   const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
   const processing = startWorkerProcesses(config, logger);
 
+  const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
+  const searchLog = new MysqlSearchLog(mysql.db, logger);
+  const search = new SearchService(new MysqlSearchSource(mysql.db), searchIndex.index, searchIndex.sync, searchIndex.spaces, text, searchLog, {
+    boosts: { boost: config.search.boost, superBoost: config.search.superBoost },
+    exactUpTo: config.search.exactUpTo,
+  });
+  const events: CatalogEvents = {
+    productsQueued: () => processing.notify(),
+    async searchableChanged(catalogId) {
+      // The change is committed and queued for the index; if it cannot be applied now, the
+      // sweeper applies it.
+      await searchIndex.sync.sync(catalogId).catch((error: unknown) => {
+        logger.warn({ err: error, catalogId }, "vector index not updated now; the sweeper will retry");
+      });
+    },
+  };
+  const sweeper = startIndexSweeper(searchIndex.sync, config.search.indexSweepMs, logger);
+
   const productRepository = new MysqlProductRepository(mysql.db);
-  const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), productRepository);
-  const products = new ProductService(catalogs, productRepository, config.limits, () => processing.notify());
+  const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), productRepository, events);
+  const products = new ProductService(catalogs, productRepository, config.limits, events);
   const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey);
-  const core: RpcCore = { catalogs, products, apiKeys, objects };
+  const core: RpcCore = { catalogs, products, apiKeys, objects, search };
 
   const { rest, grpc } = await createHttpServers({
     routes: rpcRoutes(core),
@@ -64,6 +97,8 @@ export async function createApp(config: Config): Promise<App> {
   return {
     core,
     mysql,
+    redis,
+    searchIndex,
     processing,
     rest,
     grpc,
@@ -77,6 +112,10 @@ export async function createApp(config: Config): Promise<App> {
       // Stop taking requests, let the products being processed finish, then release the pool.
       await Promise.allSettled([rest.close(), grpc.close()]);
       await processing.stop();
+      await sweeper.stop();
+      await searchLog.close();
+      await redis.quit();
+      await text.close();
       await mysql.close();
     },
   };

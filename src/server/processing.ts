@@ -9,6 +9,8 @@ import type { ObjectStore, ProductEncoders } from "../processing/index.js";
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/index.js";
+import type { Redis } from "ioredis";
+import { createSearchIndex } from "./search-index.js";
 
 export interface Processing {
   /** Wakes the workers: new products were queued. */
@@ -35,7 +37,7 @@ export function productEncoders(encoders: Encoders): ProductEncoders {
  * runs `config.processing.workers` workers against the queue in MySQL. Any number of processes
  * may work the same queue at once.
  */
-export function startProcessing(config: Config, mysql: MysqlConnection, objects: ObjectStore, log: Logger): Processing {
+export function startProcessing(config: Config, mysql: MysqlConnection, redis: Redis, objects: ObjectStore, log: Logger): Processing {
   const workers: ProcessingWorker[] = [];
   let stopped = false;
   let encoders: Encoders | undefined;
@@ -49,7 +51,16 @@ export function startProcessing(config: Config, mysql: MysqlConnection, objects:
           if (stopped) return;
           const pipelineEncoders = productEncoders(encoders);
           const maps = new MysqlTextImageMapStore(mysql.db, mysql.pool);
-          const afterBatch = (catalogIds: Set<string>) => refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
+          const { sync } = createSearchIndex(config, mysql, redis, encoders.text, log);
+          const afterBatch = async (catalogIds: Set<string>) => {
+            await refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
+            // Processed products become searchable now (and a refitted map rebuilds the index).
+            for (const catalogId of catalogIds) {
+              await sync.sync(catalogId).catch((error: unknown) => {
+                log.warn({ err: error, catalogId }, "vector index not updated now; the service's sweeper will retry");
+              });
+            }
+          };
           const deps = {
             fetchImage: createImageFetcher({
               allowPrivateAddresses: processing.allowPrivateImageHosts,

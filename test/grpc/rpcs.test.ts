@@ -109,10 +109,10 @@ describe("over gRPC (HTTP/2)", () => {
       Code.InvalidArgument,
     );
     const search = createClient(SearchService, grpc);
-    expect(await codeOf(search.searchProducts({ organizationId: org, catalogId }, auth()))).toBe(Code.Unimplemented);
+    expect(await codeOf(search.searchProducts({ organizationId: org, catalogId }, auth()))).toBe(Code.InvalidArgument);
     const recs = createClient(RecommendationService, grpc);
     expect(await codeOf(recs.getRecommendations({ organizationId: org, catalogId, productId: "a" }, auth()))).toBe(
-      Code.Unimplemented,
+      Code.NotFound,
     );
   });
 

@@ -52,6 +52,8 @@ function startWorker(): ChildProcess {
     env: {
       ...process.env,
       MYSQL_URL: server.config.mysqlUrl,
+      REDIS_URL: server.config.redis.url,
+      REDIS_KEY_PREFIX: server.config.redis.keyPrefix,
       DATA_DIR: server.config.dataDir,
       CACHE_DIR: cacheDir,
       IMAGE_FETCH_ALLOW_PRIVATE: "true",

@@ -62,11 +62,6 @@ describe("gateway errors", () => {
     expectErrorObject(await api.get(url), 400, "GET", url);
   });
 
-  it("answers 501 for search until it is available, in the Error object", async () => {
-    const body = { organizationId: org, catalogId: randomUUID(), query: "red shoes", topK: 5, visual_weight: 0.5, similarity_threshold: 0 };
-    expectErrorObject(await api.post("/search", body), 501, "POST", "/search");
-  });
-
   it("answers 500 with a generic message for a real fault, and recovers", async () => {
     // A genuine database failure: the products table disappears under the running service.
     const url = `${catalog}/products`;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
+import { inject } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
 import { createApp } from "../../src/server/app.js";
@@ -30,11 +31,14 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   databaseUrl.pathname = `/vitrine_test_${randomBytes(6).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-test-"));
   const adminKey = `test-admin-${randomUUID()}`;
+  const keyPrefix = `vitrine-test-${randomBytes(6).toString("hex")}:`;
   const config = loadConfig({
     PORT: "0",
     GRPC_PORT: "0",
     HOST: "127.0.0.1",
     MYSQL_URL: databaseUrl.toString(),
+    REDIS_URL: inject("redisUrl"),
+    REDIS_KEY_PREFIX: keyPrefix,
     ADMIN_API_KEY: adminKey,
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
@@ -62,6 +66,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       return ((await response.json()) as { key: string }).key;
     },
     async close() {
+      const keys = await app.redis.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await app.redis.del(...keys);
       await app.close();
       const connection = await mysql.createConnection({ uri: BASE_MYSQL_URL.replace(/\/[^/]*$/, "/") });
       await connection.query(`DROP DATABASE IF EXISTS \`${databaseUrl.pathname.slice(1)}\``);

@@ -5,3 +5,6 @@ export { MysqlProductRepository } from "./product-repository.js";
 export { MysqlApiKeyRepository } from "./api-key-repository.js";
 export { MysqlProcessingQueue } from "./processing-queue.js";
 export { MysqlTextImageMapStore } from "./text-image-map-store.js";
+export { MysqlIndexSource } from "./index-source.js";
+export { MysqlSearchSource } from "./search-source.js";
+export { MysqlSearchLog } from "./search-log.js";

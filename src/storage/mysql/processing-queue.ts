@@ -3,6 +3,7 @@ import { gaveUpReason } from "../../processing/index.js";
 import type { ClaimedProduct, ProcessedResult, ProcessingQueue } from "../../processing/index.js";
 import type { Database } from "./connection.js";
 import { catalogs, productEmbeddings, products } from "./schema.js";
+import { queueForIndex } from "./index-queue.js";
 import { vectorToBytes } from "./vectors.js";
 
 /** Database time, so leases and retry times do not depend on any worker's clock. */
@@ -122,6 +123,7 @@ export class MysqlProcessingQueue implements ProcessingQueue {
           .set(vectors)
           .where(and(eq(productEmbeddings.catalogId, job.catalogId), eq(productEmbeddings.productId, job.productId)));
       }
+      await queueForIndex(tx, job.catalogId, [job.productId]);
       return true;
     });
   }

@@ -10,6 +10,7 @@ import type {
 } from "../../catalogs/index.js";
 import { emptyStatusCounts } from "../../catalogs/index.js";
 import type { Database } from "./connection.js";
+import { queueCatalogForIndex, queueForIndex } from "./index-queue.js";
 import { productEmbeddings, products } from "./schema.js";
 
 /** The columns of a Product; the queue's bookkeeping columns stay inside storage. */
@@ -65,6 +66,8 @@ export class MysqlProductRepository implements ProductRepository {
             },
           });
       }
+      // A replaced product is PROCESSING again, so it leaves the search index until reprocessed.
+      await queueForIndex(tx, catalogId, batch.map((p) => p.id));
     });
   }
 
@@ -94,6 +97,7 @@ export class MysqlProductRepository implements ProductRepository {
   async delete(catalogId: string, ids: string[] | undefined): Promise<number> {
     return this.db.transaction(async (tx) => {
       if (ids === undefined) {
+        await queueCatalogForIndex(tx, catalogId);
         await tx.delete(productEmbeddings).where(eq(productEmbeddings.catalogId, catalogId));
         const [result] = await tx.delete(products).where(eq(products.catalogId, catalogId));
         return result.affectedRows;
@@ -101,6 +105,7 @@ export class MysqlProductRepository implements ProductRepository {
       let deleted = 0;
       for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
         const chunk = ids.slice(start, start + DELETE_CHUNK);
+        await queueForIndex(tx, catalogId, chunk);
         await tx
           .delete(productEmbeddings)
           .where(and(eq(productEmbeddings.catalogId, catalogId), inArray(productEmbeddings.productId, chunk)));
@@ -112,11 +117,15 @@ export class MysqlProductRepository implements ProductRepository {
   }
 
   async setRank(catalogId: string, productId: string, rank: Rank, now: Date): Promise<boolean> {
-    const [result] = await this.db
-      .update(products)
-      .set({ rank, updatedAt: now })
-      .where(and(eq(products.catalogId, catalogId), eq(products.id, productId)));
-    return result.affectedRows > 0;
+    return this.db.transaction(async (tx) => {
+      const [result] = await tx
+        .update(products)
+        .set({ rank, updatedAt: now })
+        .where(and(eq(products.catalogId, catalogId), eq(products.id, productId)));
+      if (result.affectedRows === 0) return false;
+      await queueForIndex(tx, catalogId, [productId]);
+      return true;
+    });
   }
 
   async countByStatus(catalogIds: string[]): Promise<Map<string, StatusCounts>> {

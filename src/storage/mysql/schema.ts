@@ -1,4 +1,4 @@
-import { customType, char, datetime, index, int, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
+import { bigint, customType, char, datetime, double, index, int, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
 import type { JsonObject, ProductStatus, Rank } from "../../catalogs/index.js";
 import { PRODUCT_STATUSES, RANKS } from "../../catalogs/index.js";
 import type { Scope } from "../../auth/index.js";
@@ -112,3 +112,42 @@ export const catalogTextMaps = mysqlTable("catalog_text_maps", {
   map: vectorBlob("map").notNull(),
   updatedAt: timestamp("updated_at").notNull(),
 });
+
+/**
+ * Products whose entry in the vector index must be brought in line with MySQL. A row is written in
+ * the same transaction as the change (processed, replaced, re-ranked, deleted), so a change can
+ * never be committed without the index learning of it, whatever crashes in between.
+ */
+export const indexQueue = mysqlTable(
+  "index_queue",
+  {
+    catalogId: char("catalog_id", { length: 36 }).notNull(),
+    productId: productId("product_id").notNull(),
+    /** Bumped when the product changes again; a sync only removes the row at the version it applied. */
+    version: int("version", { unsigned: true }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.catalogId, t.productId] })],
+);
+
+/** One row per search or recommendation request: what was asked, by which session, and how it went. */
+export const searchLog = mysqlTable(
+  "search_log",
+  {
+    id: bigint("id", { mode: "number", unsigned: true }).autoincrement().primaryKey(),
+    organizationId: char("organization_id", { length: 36 }).notNull(),
+    catalogId: char("catalog_id", { length: 36 }).notNull(),
+    kind: mysqlEnum("kind", ["search", "recommendations"]).notNull(),
+    query: varchar("query", { length: 1000 }),
+    productId: productId("product_id"),
+    topK: int("top_k", { unsigned: true }).notNull(),
+    visualWeight: double("visual_weight").notNull(),
+    filters: json("filters").$type<unknown[]>().notNull(),
+    resultCount: int("result_count", { unsigned: true }).notNull(),
+    tookMs: double("took_ms").notNull(),
+    sessionId: varchar("session_id", { length: 200 }),
+    ipAddress: varchar("ip_address", { length: 64 }),
+    userAgent: varchar("user_agent", { length: 1000 }),
+    createdAt: timestamp("created_at").notNull(),
+  },
+  (t) => [index("search_log_catalog_created").on(t.catalogId, t.createdAt)],
+);

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file vitrine/v1/recommendation_service.proto.
  */
 export const file_vitrine_v1_recommendation_service: GenFile = /*@__PURE__*/
-  fileDesc("Cid2aXRyaW5lL3YxL3JlY29tbWVuZGF0aW9uX3NlcnZpY2UucHJvdG8SCnZpdHJpbmUudjEigQIKGUdldFJlY29tbWVuZGF0aW9uc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmNhdGFsb2dfaWQYAiABKAkSEgoKcHJvZHVjdF9pZBgDIAEoCRISCgV0b3BfaxgEIAEoBUgAiAEBEhoKDXZpc3VhbF93ZWlnaHQYBSABKAFIAYgBARIjCgdmaWx0ZXJzGAYgAygLMhIudml0cmluZS52MS5GaWx0ZXISHQoQaW5jbHVkZV9tZXRhZGF0YRgHIAEoCEgCiAEBQggKBl90b3Bfa0IQCg5fdmlzdWFsX3dlaWdodEITChFfaW5jbHVkZV9tZXRhZGF0YSJPCg5SZWNvbW1lbmRhdGlvbhISCgpwcm9kdWN0X2lkGAEgASgJEikKCG1ldGFkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJZChpHZXRSZWNvbW1lbmRhdGlvbnNSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSKwoHcmVzdWx0cxgCIAMoCzIaLnZpdHJpbmUudjEuUmVjb21tZW5kYXRpb24ymAEKFVJlY29tbWVuZGF0aW9uU2VydmljZRJ/ChJHZXRSZWNvbW1lbmRhdGlvbnMSJS52aXRyaW5lLnYxLkdldFJlY29tbWVuZGF0aW9uc1JlcXVlc3QaJi52aXRyaW5lLnYxLkdldFJlY29tbWVuZGF0aW9uc1Jlc3BvbnNlIhqStRgGc2VhcmNogtPkkwIKOgEqIgUvcmVjc2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_vitrine_v1_common, file_vitrine_v1_options]);
+  fileDesc("Cid2aXRyaW5lL3YxL3JlY29tbWVuZGF0aW9uX3NlcnZpY2UucHJvdG8SCnZpdHJpbmUudjEigQIKGUdldFJlY29tbWVuZGF0aW9uc1JlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhIKCmNhdGFsb2dfaWQYAiABKAkSEgoKcHJvZHVjdF9pZBgDIAEoCRISCgV0b3BfaxgEIAEoBUgAiAEBEhoKDXZpc3VhbF93ZWlnaHQYBSABKAFIAYgBARIjCgdmaWx0ZXJzGAYgAygLMhIudml0cmluZS52MS5GaWx0ZXISHQoQaW5jbHVkZV9tZXRhZGF0YRgHIAEoCEgCiAEBQggKBl90b3Bfa0IQCg5fdmlzdWFsX3dlaWdodEITChFfaW5jbHVkZV9tZXRhZGF0YSJeCg5SZWNvbW1lbmRhdGlvbhISCgpwcm9kdWN0X2lkGAEgASgJEikKCG1ldGFkYXRhGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVzY29yZRgDIAEoASJZChpHZXRSZWNvbW1lbmRhdGlvbnNSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSKwoHcmVzdWx0cxgCIAMoCzIaLnZpdHJpbmUudjEuUmVjb21tZW5kYXRpb24ymAEKFVJlY29tbWVuZGF0aW9uU2VydmljZRJ/ChJHZXRSZWNvbW1lbmRhdGlvbnMSJS52aXRyaW5lLnYxLkdldFJlY29tbWVuZGF0aW9uc1JlcXVlc3QaJi52aXRyaW5lLnYxLkdldFJlY29tbWVuZGF0aW9uc1Jlc3BvbnNlIhqStRgGc2VhcmNogtPkkwIKOgEqIgUvcmVjc2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_vitrine_v1_common, file_vitrine_v1_options]);
 
 /**
  * @generated from message vitrine.v1.GetRecommendationsRequest
@@ -85,6 +85,13 @@ export type Recommendation = Message<"vitrine.v1.Recommendation"> & {
    * @generated from field: google.protobuf.Struct metadata = 2;
    */
   metadata?: JsonObject | undefined;
+
+  /**
+   * The same score as search's: visual_weight * visual cosine + (1 - visual_weight) * text cosine + boost.
+   *
+   * @generated from field: double score = 3;
+   */
+  score: number;
 };
 
 /**

@@ -1,0 +1,110 @@
+// Keeps each catalog's vector index in line with MySQL, the source of truth. Every change that
+// affects the index queues the product in MySQL in the change's own transaction; a sync applies the
+// queue under a per-catalog lock, reading each product's current state, so it is idempotent and
+// order-free. A rebuild (the model or map changed, the index lost its data, or an operator asked)
+// replaces the whole set from MySQL alone: nothing is re-embedded.
+import type { TextEncoder } from "../embeddings/index.js";
+import type { Logger } from "../logging/index.js";
+import type { IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
+import { elementVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
+import { visualSpaceVersion } from "./visual-space.js";
+import type { StoredMap, VisualSpace, VisualSpaces } from "./visual-space.js";
+
+const PAGE = 500;
+
+export interface SyncResult {
+  /** The catalog is gone: its index was dropped. */
+  dropped: boolean;
+  /** Entries written by a rebuild, or undefined when none was needed. */
+  rebuilt: number | undefined;
+  /** Queued changes applied. */
+  applied: number;
+}
+
+export class IndexSync {
+  constructor(
+    private readonly source: IndexSource,
+    private readonly index: VectorIndex,
+    private readonly spaces: VisualSpaces,
+    private readonly text: TextEncoder,
+    private readonly log: Logger,
+  ) {}
+
+  /** The index version a catalog with this map must have; anything else is rebuilt. */
+  versionFor(map: StoredMap | undefined): string {
+    return `${VECTOR_LAYOUT_VERSION}|${this.text.version}|${visualSpaceVersion(map?.identity, this.text)}`;
+  }
+
+  /**
+   * Brings one catalog's index up to date: drops it if the catalog is gone, rebuilds it if its
+   * version is not the expected one (or `rebuild` is set), then applies queued changes.
+   */
+  async sync(catalogId: string, options: { rebuild?: boolean } = {}): Promise<SyncResult> {
+    return this.source.exclusively(catalogId, async () => {
+      const catalog = await this.source.catalog(catalogId);
+      if (!catalog) {
+        await this.index.drop(catalogId);
+        await this.source.dropPending(catalogId);
+        return { dropped: true, rebuilt: undefined, applied: 0 };
+      }
+      const space = await this.spaces.forMap(catalog.map);
+      const version = this.versionFor(catalog.map);
+      let rebuilt: number | undefined;
+      const current = await this.index.version(catalogId);
+      if (options.rebuild || current !== version) {
+        const started = performance.now();
+        rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space));
+        this.log.info(
+          { catalogId, products: rebuilt, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
+          "vector index rebuilt from MySQL",
+        );
+      }
+      const applied = await this.applyQueued(catalogId, space);
+      return { dropped: false, rebuilt, applied };
+    });
+  }
+
+  /** Syncs catalogs with queued changes and drops indexes of catalogs that are gone. */
+  async sweep(): Promise<void> {
+    for (const catalogId of await this.source.catalogsWithPending(100)) await this.sync(catalogId);
+    const indexed = await this.index.catalogIds();
+    for (const catalogId of await this.source.inactive(indexed)) await this.sync(catalogId);
+  }
+
+  private async applyQueued(catalogId: string, space: VisualSpace): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const changes = await this.source.pending(catalogId, PAGE);
+      if (changes.length === 0) break;
+      const ids = changes.map((c) => c.productId);
+      const present = await this.source.indexable(catalogId, ids);
+      const kept = new Set(present.map((p) => p.productId));
+      await this.index.upsert(catalogId, present.map((p) => entryOf(p, space)));
+      await this.index.remove(catalogId, ids.filter((id) => !kept.has(id)));
+      await this.source.acknowledge(catalogId, changes);
+      applied += changes.length;
+      if (changes.length < PAGE) break;
+    }
+    return applied;
+  }
+
+  private async *pages(catalogId: string, space: VisualSpace): AsyncGenerator<IndexEntry[]> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.source.indexablePage(catalogId, after, PAGE);
+      if (page.length === 0) return;
+      yield page.map((p) => entryOf(p, space));
+      if (page.length < PAGE) return;
+      after = page[page.length - 1]!.productId;
+    }
+  }
+}
+
+function entryOf(product: IndexableProduct, space: VisualSpace): IndexEntry {
+  const { image, colour, text } = product.embeddings;
+  return {
+    productId: product.productId,
+    vector: elementVector(space.project(image, colour), text, product.rank),
+    attributes: { ...product.metadata, rank: product.rank },
+  };
+}

@@ -1,0 +1,28 @@
+// Search and recommendations: the vector layout that makes one nearest-neighbour query rank by the
+// documented score, metadata filters, the index's sync with MySQL, and the ports adapters implement.
+export { SearchService } from "./search-service.js";
+export type { RecommendationHit, SearchHit, SearchSettings } from "./search-service.js";
+export { IndexSync } from "./index-sync.js";
+export type { SyncResult } from "./index-sync.js";
+export { SEARCH_LIMITS } from "./requests.js";
+export type { RawFilter, RecommendationRequest, SearchRequest } from "./requests.js";
+export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";
+export type { FilterOperator, MetadataFilter } from "./filters.js";
+export { elementVector, exactScore, queryVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
+export type { Boosts } from "./vector-layout.js";
+export { VisualSpaces } from "./visual-space.js";
+export type { StoredMap, VisualSpace } from "./visual-space.js";
+export type {
+  IndexableProduct,
+  IndexAnswer,
+  IndexEntry,
+  IndexHit,
+  IndexQuery,
+  IndexSource,
+  ProductEmbeddings,
+  QueuedChange,
+  SearchLog,
+  SearchLogEntry,
+  SearchSource,
+  VectorIndex,
+} from "./ports.js";

@@ -1,0 +1,118 @@
+// What the search core needs from storage and from the vector index. Adapters (MySQL, Redis)
+// implement these; the core never sees a driver.
+import type { JsonObject, Rank } from "../catalogs/index.js";
+import type { MetadataFilter } from "./filters.js";
+import type { StoredMap } from "./visual-space.js";
+
+export interface ProductEmbeddings {
+  image: Float32Array;
+  colour: Float32Array;
+  text: Float32Array;
+}
+
+/** A PROCESSED product with its embeddings: what its index entry is made from. */
+export interface IndexableProduct {
+  productId: string;
+  rank: Rank;
+  metadata: JsonObject;
+  embeddings: ProductEmbeddings;
+}
+
+export interface IndexEntry {
+  productId: string;
+  vector: Float32Array;
+  /** What filters test and results show: the metadata with `rank` set. */
+  attributes: JsonObject;
+}
+
+export interface IndexHit {
+  productId: string;
+  /** Cosine similarity of the query and element vectors. */
+  cosine: number;
+  attributes: JsonObject;
+}
+
+export interface IndexQuery {
+  vector: Float32Array;
+  /** Most hits wanted, best first. */
+  count: number;
+  /** Pushed down as far as the index can evaluate them; hits may still fail them (callers post-filter). */
+  filters: readonly MetadataFilter[];
+  /** Scan every element exactly when the set has at most this many (Infinity: always). */
+  exactUpTo: number;
+  /** The build version the caller expects; a different one answers "stale" and nothing else. */
+  expectedVersion: string;
+}
+
+export type IndexAnswer =
+  | { kind: "stale"; version: string | undefined }
+  | { kind: "ok"; size: number; exact: boolean; hits: IndexHit[] };
+
+/** One catalog's nearest-neighbour index over element vectors (see vector-layout.ts). */
+export interface VectorIndex {
+  query(catalogId: string, query: IndexQuery): Promise<IndexAnswer>;
+  upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void>;
+  remove(catalogId: string, productIds: readonly string[]): Promise<void>;
+  /** Replaces the whole set with these entries, atomically for readers, and records the version. */
+  rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number>;
+  /** The version recorded by the last rebuild; undefined when the catalog has no index. */
+  version(catalogId: string): Promise<string | undefined>;
+  drop(catalogId: string): Promise<void>;
+  /** Catalogs that have anything in the index. */
+  catalogIds(): Promise<string[]>;
+}
+
+export interface QueuedChange {
+  productId: string;
+  version: number;
+}
+
+/** The index's source of truth and its change queue, in MySQL. */
+export interface IndexSource {
+  /** undefined when the catalog is unknown or soft-deleted. */
+  catalog(catalogId: string): Promise<{ map: StoredMap | undefined } | undefined>;
+  /** Of these catalogs, the ones that are unknown or soft-deleted. */
+  inactive(catalogIds: readonly string[]): Promise<string[]>;
+  pending(catalogId: string, limit: number): Promise<QueuedChange[]>;
+  catalogsWithPending(limit: number): Promise<string[]>;
+  /** Removes queue rows still at the version that was applied. */
+  acknowledge(catalogId: string, changes: readonly QueuedChange[]): Promise<void>;
+  dropPending(catalogId: string): Promise<void>;
+  /** Those of the ids that are PROCESSED and have embeddings. */
+  indexable(catalogId: string, productIds: readonly string[]): Promise<IndexableProduct[]>;
+  /** Keyset pages of the catalog's indexable products, by id. */
+  indexablePage(catalogId: string, afterProductId: string | undefined, limit: number): Promise<IndexableProduct[]>;
+  /** Runs work while no other process syncs this catalog's index. */
+  exclusively<T>(catalogId: string, work: () => Promise<T>): Promise<T>;
+}
+
+/** What search and recommendations read from MySQL per request. */
+export interface SearchSource {
+  /** The organization's active catalog and its map; undefined when there is none (404). */
+  target(organizationId: string, catalogId: string): Promise<{ map: StoredMap | undefined } | undefined>;
+  /** A product and, if it has them, its embeddings; undefined when there is no such product. */
+  subject(catalogId: string, productId: string): Promise<{ status: string; embeddings: ProductEmbeddings | undefined } | undefined>;
+}
+
+export interface SearchLogEntry {
+  organizationId: string;
+  catalogId: string;
+  kind: "search" | "recommendations";
+  query: string | undefined;
+  productId: string | undefined;
+  topK: number;
+  visualWeight: number;
+  filters: readonly MetadataFilter[];
+  resultCount: number;
+  tookMs: number;
+  sessionId: string | undefined;
+  ipAddress: string | undefined;
+  userAgent: string | undefined;
+  at: Date;
+}
+
+/** Records requests off the request path; flush() writes what is buffered. */
+export interface SearchLog {
+  record(entry: SearchLogEntry): void;
+  flush(): Promise<void>;
+}

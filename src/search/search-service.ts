@@ -1,0 +1,171 @@
+// Search (a text query against the photos and descriptors) and recommendations (products like a
+// given one) are one operation on one index: build a query vector, ask the index for the nearest
+// elements, post-filter exactly, and ask again (wider, or exhaustively) until the answer is certain.
+import { AppError, notFound } from "../errors/index.js";
+import { parseUuid } from "../catalogs/index.js";
+import type { JsonObject } from "../catalogs/index.js";
+import type { TextEncoder } from "../embeddings/index.js";
+import { matchesFilters } from "./filters.js";
+import type { MetadataFilter } from "./filters.js";
+import type { IndexSync } from "./index-sync.js";
+import type { SearchLog, SearchSource, VectorIndex } from "./ports.js";
+import type { RecommendationRequest, SearchRequest } from "./requests.js";
+import { parseRecommendationRequest, parseSearchRequest } from "./requests.js";
+import { queryVector } from "./vector-layout.js";
+import type { Boosts, QueryVector } from "./vector-layout.js";
+import type { StoredMap, VisualSpaces } from "./visual-space.js";
+
+export interface SearchSettings {
+  boosts: Boosts;
+  /** Catalogs with at most this many searchable products are scanned exactly. */
+  exactUpTo: number;
+}
+
+export interface SearchHit {
+  productId: string;
+  score: number;
+  metadata: JsonObject;
+}
+
+export interface RecommendationHit {
+  productId: string;
+  score: number;
+  /** Absent when metadata was not asked for. */
+  metadata: JsonObject | undefined;
+}
+
+interface Want {
+  topK: number;
+  threshold: number;
+  filters: readonly MetadataFilter[];
+  exclude: string | undefined;
+}
+
+export class SearchService {
+  constructor(
+    private readonly source: SearchSource,
+    private readonly index: VectorIndex,
+    private readonly sync: IndexSync,
+    private readonly spaces: VisualSpaces,
+    private readonly text: TextEncoder,
+    private readonly searchLog: SearchLog,
+    private readonly settings: SearchSettings,
+  ) {}
+
+  async search(raw: SearchRequest): Promise<SearchHit[]> {
+    const started = performance.now();
+    const request = parseSearchRequest(raw);
+    const target = await this.target(request.organizationId, request.catalogId);
+    const words = this.text.encode(request.query);
+    const query = queryVector({ visual: words, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+    // A query of words the model does not know matches nothing, rather than everything alike.
+    const hits = query
+      ? await this.nearest(request.catalogId, target.map, query, { ...request, threshold: request.similarityThreshold, exclude: undefined })
+      : [];
+    this.searchLog.record({
+      ...request,
+      kind: "search",
+      productId: undefined,
+      resultCount: hits.length,
+      tookMs: performance.now() - started,
+      ...request.analytics,
+      at: new Date(),
+    });
+    return hits.map((h) => ({ productId: h.productId, score: h.score, metadata: h.attributes }));
+  }
+
+  async recommend(raw: RecommendationRequest): Promise<RecommendationHit[]> {
+    const started = performance.now();
+    const request = parseRecommendationRequest(raw);
+    const target = await this.target(request.organizationId, request.catalogId);
+    const subject = await this.source.subject(request.catalogId, request.productId);
+    if (!subject) throw notFound(`product ${request.productId} not found in catalog ${request.catalogId}`);
+    if (!subject.embeddings) {
+      throw new AppError(
+        "failed_precondition",
+        `product ${request.productId} has no vectors yet (status ${subject.status}); recommendations need a processed product`,
+      );
+    }
+    const space = await this.spaces.forMap(target.map);
+    const { image, colour, text } = subject.embeddings;
+    const query = queryVector({ visual: space.project(image, colour), text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+    const hits = query
+      ? await this.nearest(request.catalogId, target.map, query, { ...request, threshold: -Infinity, exclude: request.productId })
+      : [];
+    this.searchLog.record({
+      ...request,
+      kind: "recommendations",
+      query: undefined,
+      resultCount: hits.length,
+      tookMs: performance.now() - started,
+      sessionId: undefined,
+      ipAddress: undefined,
+      userAgent: undefined,
+      at: new Date(),
+    });
+    return hits.map((h) => ({ productId: h.productId, score: h.score, metadata: request.includeMetadata ? h.attributes : undefined }));
+  }
+
+  /** Writes the buffered search log rows now (tests, shutdown). */
+  async flushLog(): Promise<void> {
+    await this.searchLog.flush();
+  }
+
+  /** Rebuilds the catalog's index from MySQL (an operator's repair); returns the products indexed. */
+  async reindex(organizationId: string, catalogId: string): Promise<number> {
+    const id = parseUuid(catalogId, "catalogId");
+    await this.target(parseUuid(organizationId, "organizationId"), id);
+    const result = await this.sync.sync(id, { rebuild: true });
+    return result.rebuilt ?? 0;
+  }
+
+  private async target(organizationId: string, catalogId: string): Promise<{ map: StoredMap | undefined }> {
+    const target = await this.source.target(organizationId, catalogId);
+    if (!target) throw notFound(`catalog ${catalogId} not found`);
+    return target;
+  }
+
+  /**
+   * The topK best elements that pass the filters and the threshold. The index may return elements
+   * that fail the filters (it evaluates what it can), and an approximate filtered search may stop
+   * exploring early; so this widens the request until it holds topK passing elements, the rest
+   * fall below the threshold, or an exact scan has seen every element.
+   */
+  private async nearest(
+    catalogId: string,
+    map: StoredMap | undefined,
+    query: QueryVector,
+    want: Want,
+  ): Promise<{ productId: string; score: number; attributes: JsonObject }[]> {
+    const expectedVersion = this.sync.versionFor(map);
+    let count = want.topK + (want.exclude === undefined ? 0 : 1);
+    if (want.filters.length > 0) count *= 2;
+    let exactUpTo = this.settings.exactUpTo;
+    let synced = false;
+    for (;;) {
+      const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion });
+      if (answer.kind === "stale") {
+        // The index lost its data, or the model or map changed since it was built.
+        if (synced) throw new AppError("unavailable", `the search index of catalog ${catalogId} is being rebuilt; retry shortly`);
+        await this.sync.sync(catalogId);
+        synced = true;
+        continue;
+      }
+      const scored = answer.hits.map((h) => ({ productId: h.productId, score: query.score(h.cosine), attributes: h.attributes }));
+      const passing = scored.filter(
+        (h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes),
+      );
+      if (passing.length >= want.topK) return passing.slice(0, want.topK);
+      const last = scored[scored.length - 1];
+      if (last !== undefined && last.score < want.threshold) return passing;
+      if (answer.hits.length < count) {
+        // Fewer than asked: every match was seen, unless an approximate filtered search gave up.
+        if (answer.exact) return passing;
+        exactUpTo = Infinity;
+        continue;
+      }
+      if (count >= answer.size) return passing;
+      count = Math.min(count * 4, answer.size);
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { join } from "node:path";
+import type { Config } from "../config/index.js";
+import type { Logger } from "../logging/index.js";
+import { provisionRedis8 } from "../provisioning/index.js";
+
+/** Where `npm start` and `npm run worker` run their own Redis 8 when REDIS_URL is unset. */
+export const PROVISIONED_REDIS_PORT = 6380;
+
+/**
+ * REDIS_URL when set (nothing is started); otherwise a Redis 8 of the service's own on port 6380:
+ * one already running there is reused, else one is started (from PATH, or fetched from Debian's
+ * archive into the cache), keeping its data under DATA_DIR/redis.
+ */
+export async function resolveRedisUrl(config: Config, log: Logger): Promise<{ url: string; stop(): Promise<void> }> {
+  if (config.redis.url) return { url: config.redis.url, stop: async () => undefined };
+  const dataDir = join(config.dataDir, "redis");
+  const redis = await provisionRedis8({ cacheDir: config.cacheDir, port: PROVISIONED_REDIS_PORT, dataDir });
+  log.info(
+    { redisUrl: redis.url, version: redis.version, dataDir: redis.startedByUs ? dataDir : undefined },
+    redis.startedByUs
+      ? `REDIS_URL is not set: started Redis ${redis.version} at ${redis.url}`
+      : `REDIS_URL is not set: using the Redis ${redis.version} already at ${redis.url}`,
+  );
+  return redis;
+}

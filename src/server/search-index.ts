@@ -1,0 +1,48 @@
+import type { Redis } from "ioredis";
+import type { Config } from "../config/index.js";
+import type { TextEncoder } from "../embeddings/index.js";
+import type { Logger } from "../logging/index.js";
+import { IndexSync, VisualSpaces } from "../search/index.js";
+import type { MysqlConnection } from "../storage/mysql/index.js";
+import { MysqlIndexSource } from "../storage/mysql/index.js";
+import { RedisVectorIndex } from "../storage/redis/index.js";
+
+export interface SearchIndex {
+  index: RedisVectorIndex;
+  spaces: VisualSpaces;
+  sync: IndexSync;
+}
+
+/** The vector index and its sync with MySQL, as both the API and the workers use them. */
+export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: Redis, text: TextEncoder, log: Logger): SearchIndex {
+  const index = new RedisVectorIndex(redis, { keyPrefix: config.redis.keyPrefix, ef: config.search.ef });
+  const spaces = new VisualSpaces(text);
+  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log);
+  return { index, spaces, sync };
+}
+
+/** Applies index changes that could not be applied at once (Redis away, a crash), every intervalMs. */
+export function startIndexSweeper(sync: IndexSync, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+  let stopped = false;
+  let failing = false;
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = async () => {
+    try {
+      await sync.sweep();
+      if (failing) log.info({}, "vector index sweep succeeded again");
+      failing = false;
+    } catch (error) {
+      if (!failing) log.warn({ err: error }, "vector index sweep failed; retrying");
+      failing = true;
+    }
+    if (!stopped) timer = setTimeout(() => (running = sweep()), intervalMs).unref();
+  };
+  let running = sweep();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { eq, sql } from "drizzle-orm";
+import type { Database } from "./connection.js";
+import { indexQueue, products } from "./schema.js";
+
+/** A transaction or the database itself: the queue row must commit with the change it records. */
+type Executor = Pick<Database, "insert" | "execute">;
+
+const CHUNK = 1000;
+
+/** Records that these products' index entries must be brought in line with MySQL. */
+export async function queueForIndex(tx: Executor, catalogId: string, productIds: readonly string[]): Promise<void> {
+  // Sorted, so concurrent transactions lock queue rows in one order and cannot deadlock on them.
+  const ids = [...new Set(productIds)].sort();
+  for (let start = 0; start < ids.length; start += CHUNK) {
+    await tx
+      .insert(indexQueue)
+      .values(ids.slice(start, start + CHUNK).map((productId) => ({ catalogId, productId })))
+      .onDuplicateKeyUpdate({ set: { version: sql`${indexQueue.version} + 1` } });
+  }
+}
+
+/** Queues every product of the catalog (before they are all deleted). */
+export async function queueCatalogForIndex(tx: Executor, catalogId: string): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO ${indexQueue} (${sql.raw("catalog_id")}, ${sql.raw("product_id")})
+    SELECT ${products.catalogId}, ${products.id} FROM ${products} WHERE ${eq(products.catalogId, catalogId)}
+    ORDER BY ${products.id}
+    ON DUPLICATE KEY UPDATE ${sql.raw("version")} = ${sql.raw("version")} + 1`);
+}

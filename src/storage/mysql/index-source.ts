@@ -1,0 +1,154 @@
+import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import type { Pool } from "mysql2/promise";
+import type { IndexableProduct, IndexSource, QueuedChange } from "../../search/index.js";
+import type { StoredMap } from "../../search/index.js";
+import type { Database } from "./connection.js";
+import { catalogs, catalogTextMaps, indexQueue, productEmbeddings, products } from "./schema.js";
+import { bytesToVector } from "./vectors.js";
+
+/** How long a sync waits for another process's sync of the same catalog. */
+const LOCK_WAIT_SECONDS = 60;
+
+const indexableColumns = {
+  productId: products.id,
+  rank: products.rank,
+  metadata: products.metadata,
+  image: productEmbeddings.image,
+  colour: productEmbeddings.colour,
+  text: productEmbeddings.text,
+};
+
+type IndexableRow = { productId: string; rank: IndexableProduct["rank"]; metadata: IndexableProduct["metadata"]; image: Buffer; colour: Buffer; text: Buffer };
+
+export class MysqlIndexSource implements IndexSource {
+  constructor(
+    private readonly db: Database,
+    /** Named locks belong to one connection, so they need the pool itself. */
+    private readonly pool: Pool,
+  ) {}
+
+  async catalog(catalogId: string): Promise<{ map: StoredMap | undefined } | undefined> {
+    const rows = await this.db
+      .select({ id: catalogs.id, modelVersion: catalogTextMaps.modelVersion, trainedOn: catalogTextMaps.trainedOn, updatedAt: catalogTextMaps.updatedAt })
+      .from(catalogs)
+      .leftJoin(catalogTextMaps, eq(catalogTextMaps.catalogId, catalogs.id))
+      .where(and(eq(catalogs.id, catalogId), isNull(catalogs.deletedAt)));
+    const row = rows[0];
+    if (!row) return undefined;
+    return { map: storedMap(this.db, catalogId, row) };
+  }
+
+  async inactive(catalogIds: readonly string[]): Promise<string[]> {
+    if (catalogIds.length === 0) return [];
+    const active = await this.db
+      .select({ id: catalogs.id })
+      .from(catalogs)
+      .where(and(inArray(catalogs.id, [...catalogIds]), isNull(catalogs.deletedAt)));
+    const activeIds = new Set(active.map((r) => r.id));
+    return catalogIds.filter((id) => !activeIds.has(id));
+  }
+
+  async pending(catalogId: string, limit: number): Promise<QueuedChange[]> {
+    return this.db
+      .select({ productId: indexQueue.productId, version: indexQueue.version })
+      .from(indexQueue)
+      .where(eq(indexQueue.catalogId, catalogId))
+      .orderBy(asc(indexQueue.productId))
+      .limit(limit);
+  }
+
+  async catalogsWithPending(limit: number): Promise<string[]> {
+    const rows = await this.db.selectDistinct({ catalogId: indexQueue.catalogId }).from(indexQueue).limit(limit);
+    return rows.map((r) => r.catalogId);
+  }
+
+  async acknowledge(catalogId: string, changes: readonly QueuedChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.db
+      .delete(indexQueue)
+      .where(
+        and(
+          eq(indexQueue.catalogId, catalogId),
+          inArray(sql`(${indexQueue.productId}, ${indexQueue.version})`, changes.map((c) => sql`(${c.productId}, ${c.version})`)),
+        ),
+      );
+  }
+
+  async dropPending(catalogId: string): Promise<void> {
+    await this.db.delete(indexQueue).where(eq(indexQueue.catalogId, catalogId));
+  }
+
+  async indexable(catalogId: string, productIds: readonly string[]): Promise<IndexableProduct[]> {
+    if (productIds.length === 0) return [];
+    const rows = await this.indexableQuery(catalogId).where(
+      and(eq(products.catalogId, catalogId), eq(products.status, "PROCESSED"), inArray(products.id, [...productIds])),
+    );
+    return rows.map(toIndexable);
+  }
+
+  async indexablePage(catalogId: string, afterProductId: string | undefined, limit: number): Promise<IndexableProduct[]> {
+    const rows = await this.indexableQuery(catalogId)
+      .where(
+        and(
+          eq(products.catalogId, catalogId),
+          eq(products.status, "PROCESSED"),
+          afterProductId === undefined ? undefined : gt(products.id, afterProductId),
+        ),
+      )
+      .orderBy(asc(products.id))
+      .limit(limit);
+    return rows.map(toIndexable);
+  }
+
+  async exclusively<T>(catalogId: string, work: () => Promise<T>): Promise<T> {
+    const name = `vitrine_index_${catalogId}`;
+    const connection = await this.pool.getConnection();
+    try {
+      const [rows] = await connection.query("SELECT GET_LOCK(?, ?) AS got", [name, LOCK_WAIT_SECONDS]);
+      if ((rows as { got: number | null }[])[0]?.got !== 1) {
+        throw new Error(`the vector index of catalog ${catalogId} stayed locked by another sync for ${LOCK_WAIT_SECONDS} s`);
+      }
+      try {
+        return await work();
+      } finally {
+        await connection.query("SELECT RELEASE_LOCK(?)", [name]);
+      }
+    } finally {
+      connection.release();
+    }
+  }
+
+  private indexableQuery(catalogId: string) {
+    return this.db
+      .select(indexableColumns)
+      .from(products)
+      .innerJoin(productEmbeddings, and(eq(productEmbeddings.catalogId, catalogId), eq(productEmbeddings.productId, products.id)))
+      .$dynamic();
+  }
+}
+
+function toIndexable(row: IndexableRow): IndexableProduct {
+  return {
+    productId: row.productId,
+    rank: row.rank,
+    metadata: row.metadata,
+    embeddings: { image: bytesToVector(row.image), colour: bytesToVector(row.colour), text: bytesToVector(row.text) },
+  };
+}
+
+/** The catalog's map as search and indexing see it: an identity now, the weights when asked. */
+export function storedMap(
+  db: Database,
+  catalogId: string,
+  row: { modelVersion: string | null; trainedOn: number | null; updatedAt: Date | null },
+): StoredMap | undefined {
+  if (row.modelVersion === null || row.updatedAt === null) return undefined;
+  return {
+    identity: `${row.modelVersion}#${row.trainedOn}@${row.updatedAt.toISOString()}`,
+    async bytes() {
+      const rows = await db.select({ map: catalogTextMaps.map }).from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId));
+      if (!rows[0]) throw new Error(`the text-image map of catalog ${catalogId} disappeared`);
+      return rows[0].map;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { Redis } from "ioredis";
+
+/**
+ * Connects and checks the server can hold vector sets (Redis >= 8), so a misconfigured REDIS_URL
+ * fails at start-up with what to do, not at the first search.
+ */
+export async function openRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // A request fails after a bounded wait instead of queueing forever while Redis is away.
+    maxRetriesPerRequest: 2,
+    connectTimeout: 5000,
+    commandTimeout: 30_000,
+  });
+  try {
+    await redis.connect();
+    const vcard = await redis.call("VCARD", "__vitrine_start_probe__").then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    if (vcard && /unknown command/i.test(vcard.message)) {
+      const version = /^redis_version:(\S+)/m.exec(await redis.info("server"))?.[1] ?? "unknown";
+      throw new Error(`Redis at ${redactUrl(url)} is version ${version} without vector sets: set REDIS_URL to a Redis >= 8 server, or unset it to let the service start one`);
+    }
+  } catch (error) {
+    redis.disconnect();
+    throw error instanceof Error && /vector sets/.test(error.message)
+      ? error
+      : new Error(`cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}. Check REDIS_URL, or unset it to let the service start a Redis 8`);
+  }
+  return redis;
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//***@");
+}

@@ -1,0 +1,3 @@
+export { openRedis } from "./connection.js";
+export { RedisVectorIndex } from "./vector-index.js";
+export type { RedisVectorIndexOptions } from "./vector-index.js";
