@@ -5,9 +5,9 @@ export type { RecommendationHit, SearchHit, SearchSettings } from "./search-serv
 export { IndexSync } from "./index-sync.js";
 export type { SyncResult } from "./index-sync.js";
 export { SEARCH_LIMITS } from "./requests.js";
-export type { RawFilter, RecommendationRequest, SearchRequest } from "./requests.js";
+export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";
-export type { FilterOperator, MetadataFilter } from "./filters.js";
+export type { FilterOperator, MetadataFilter, RawFilter } from "./filters.js";
 export { elementVector, exactScore, queryVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 export type { Boosts } from "./vector-layout.js";
 export { VisualSpaces } from "./visual-space.js";

@@ -1,10 +1,9 @@
 // Validation of search and recommendation requests: every rule of the interface, each failure a
 // 400 that names the field.
 import { parseUuid } from "../catalogs/index.js";
-import type { JsonValue } from "../catalogs/index.js";
 import { invalidArgument } from "../errors/index.js";
 import { parseFilters } from "./filters.js";
-import type { MetadataFilter } from "./filters.js";
+import type { MetadataFilter, RawFilter } from "./filters.js";
 
 export const SEARCH_LIMITS = {
   /** Results per request. */
@@ -17,12 +16,6 @@ export const SEARCH_LIMITS = {
   ipAddressLength: 64,
   userAgentLength: 1000,
 } as const;
-
-export interface RawFilter {
-  field: string;
-  operator: string;
-  value: JsonValue | undefined;
-}
 
 export interface SearchRequest {
   organizationId: string;
