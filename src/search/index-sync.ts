@@ -11,6 +11,8 @@ import { visualSpaceVersion } from "./visual-space.js";
 import type { StoredMap, VisualSpace, VisualSpaces } from "./visual-space.js";
 
 const PAGE = 500;
+/** How long a sync waits by default for another process's sync of the same catalog. */
+const DEFAULT_WAIT_MS = 2000;
 
 export interface SyncResult {
   /** The catalog is gone: its index was dropped. */
@@ -37,10 +39,12 @@ export class IndexSync {
 
   /**
    * Brings one catalog's index up to date: drops it if the catalog is gone, rebuilds it if its
-   * version is not the expected one (or `rebuild` is set), then applies queued changes.
+   * version is not the expected one (or `rebuild` is set), then applies queued changes. Undefined
+   * when another process held the catalog's index for all of `waitMs`: that process applies what
+   * is queued before it lets go, and the sweeper catches anything queued after.
    */
-  async sync(catalogId: string, options: { rebuild?: boolean } = {}): Promise<SyncResult> {
-    return this.source.exclusively(catalogId, async () => {
+  async sync(catalogId: string, options: { rebuild?: boolean; waitMs?: number } = {}): Promise<SyncResult | undefined> {
+    return this.source.exclusively(catalogId, options.waitMs ?? DEFAULT_WAIT_MS, async () => {
       const catalog = await this.source.catalog(catalogId);
       if (!catalog) {
         await this.index.drop(catalogId);
@@ -64,11 +68,18 @@ export class IndexSync {
     });
   }
 
-  /** Syncs catalogs with queued changes and drops indexes of catalogs that are gone. */
+  /**
+   * Syncs catalogs with queued changes and drops indexes of catalogs that are gone. Catalogs busy
+   * elsewhere are left for the next sweep; one catalog's failure does not hold up the others.
+   */
   async sweep(): Promise<void> {
-    for (const catalogId of await this.source.catalogsWithPending(100)) await this.sync(catalogId);
-    const indexed = await this.index.catalogIds();
-    for (const catalogId of await this.source.inactive(indexed)) await this.sync(catalogId);
+    const catalogIds = new Set(await this.source.catalogsWithPending(100));
+    for (const catalogId of await this.source.inactive(await this.index.catalogIds())) catalogIds.add(catalogId);
+    const failures: unknown[] = [];
+    for (const catalogId of catalogIds) {
+      await this.sync(catalogId, { waitMs: 0 }).catch((error: unknown) => failures.push(error));
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `vector index sweep: ${failures.length} catalog(s) failed`);
   }
 
   private async applyQueued(catalogId: string, space: VisualSpace): Promise<number> {

@@ -82,8 +82,11 @@ export interface IndexSource {
   indexable(catalogId: string, productIds: readonly string[]): Promise<IndexableProduct[]>;
   /** Keyset pages of the catalog's indexable products, by id. */
   indexablePage(catalogId: string, afterProductId: string | undefined, limit: number): Promise<IndexableProduct[]>;
-  /** Runs work while no other process syncs this catalog's index. */
-  exclusively<T>(catalogId: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs work while no other process syncs this catalog's index; undefined (work not run) when
+   * another held it for all of waitMs.
+   */
+  exclusively<T>(catalogId: string, waitMs: number, work: () => Promise<T>): Promise<T | undefined>;
 }
 
 /** What search and recommendations read from MySQL per request. */

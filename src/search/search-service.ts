@@ -15,6 +15,12 @@ import { queryVector } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
+/** How long a request waits for a rebuild of its catalog's index that another process is running. */
+const REBUILD_WAIT_MS = 20_000;
+
+const indexBusy = (catalogId: string) =>
+  new AppError("unavailable", `the search index of catalog ${catalogId} is being rebuilt; retry shortly`);
+
 export interface SearchSettings {
   boosts: Boosts;
   /** Catalogs with at most this many searchable products are scanned exactly. */
@@ -115,7 +121,8 @@ export class SearchService {
   async reindex(organizationId: string, catalogId: string): Promise<number> {
     const id = parseUuid(catalogId, "catalogId");
     await this.target(parseUuid(organizationId, "organizationId"), id);
-    const result = await this.sync.sync(id, { rebuild: true });
+    const result = await this.sync.sync(id, { rebuild: true, waitMs: REBUILD_WAIT_MS });
+    if (!result) throw indexBusy(id);
     return result.rebuilt ?? 0;
   }
 
@@ -146,8 +153,7 @@ export class SearchService {
       const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion });
       if (answer.kind === "stale") {
         // The index lost its data, or the model or map changed since it was built.
-        if (synced) throw new AppError("unavailable", `the search index of catalog ${catalogId} is being rebuilt; retry shortly`);
-        await this.sync.sync(catalogId);
+        if (synced || !(await this.sync.sync(catalogId, { waitMs: REBUILD_WAIT_MS }))) throw indexBusy(catalogId);
         synced = true;
         continue;
       }

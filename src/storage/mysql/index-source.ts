@@ -6,9 +6,6 @@ import type { Database } from "./connection.js";
 import { catalogs, catalogTextMaps, indexQueue, productEmbeddings, products } from "./schema.js";
 import { bytesToVector } from "./vectors.js";
 
-/** How long a sync waits for another process's sync of the same catalog. */
-const LOCK_WAIT_SECONDS = 60;
-
 const indexableColumns = {
   productId: products.id,
   rank: products.rank,
@@ -100,14 +97,13 @@ export class MysqlIndexSource implements IndexSource {
     return rows.map(toIndexable);
   }
 
-  async exclusively<T>(catalogId: string, work: () => Promise<T>): Promise<T> {
+  async exclusively<T>(catalogId: string, waitMs: number, work: () => Promise<T>): Promise<T | undefined> {
+    // A named lock, held by one connection: released by the server if this process dies.
     const name = `vitrine_index_${catalogId}`;
     const connection = await this.pool.getConnection();
     try {
-      const [rows] = await connection.query("SELECT GET_LOCK(?, ?) AS got", [name, LOCK_WAIT_SECONDS]);
-      if ((rows as { got: number | null }[])[0]?.got !== 1) {
-        throw new Error(`the vector index of catalog ${catalogId} stayed locked by another sync for ${LOCK_WAIT_SECONDS} s`);
-      }
+      const [rows] = await connection.query("SELECT GET_LOCK(?, ?) AS got", [name, waitMs / 1000]);
+      if ((rows as { got: number | null }[])[0]?.got !== 1) return undefined;
       try {
         return await work();
       } finally {
