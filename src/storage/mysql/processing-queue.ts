@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { gaveUpReason } from "../../processing/index.js";
 import type { ClaimedProduct, ProcessedResult, ProcessingQueue } from "../../processing/index.js";
 import type { Database } from "./connection.js";
-import { catalogs, productEmbeddings, products } from "./schema.js";
+import { catalogs, indexQueue, productEmbeddings, products } from "./schema.js";
 import { queueForIndex } from "./index-queue.js";
 import { vectorToBytes } from "./vectors.js";
 
@@ -143,13 +143,23 @@ export class MysqlProcessingQueue implements ProcessingQueue {
   }
 
   async requeueStale(modelVersion: string): Promise<number> {
-    const [result] = await this.db.execute(sql`
-      UPDATE ${products} JOIN ${productEmbeddings}
-        ON ${productEmbeddings.catalogId} = ${products.catalogId} AND ${productEmbeddings.productId} = ${products.id}
-      SET ${products.status} = 'PROCESSING', ${products.generation} = ${products.generation} + 1,
-          ${products.attempts} = 0, ${products.nextAttemptAt} = NULL, ${products.errorReason} = NULL
-      WHERE ${products.status} = 'PROCESSED' AND ${productEmbeddings.modelVersion} <> ${modelVersion}`);
-    return (result as unknown as { affectedRows: number }).affectedRows;
+    const stale = sql`${products.status} = 'PROCESSED' AND ${productEmbeddings.modelVersion} <> ${modelVersion}`;
+    const joined = sql`${products} JOIN ${productEmbeddings}
+        ON ${productEmbeddings.catalogId} = ${products.catalogId} AND ${productEmbeddings.productId} = ${products.id}`;
+    return this.db.transaction(async (tx) => {
+      // Back in PROCESSING, so out of search until re-embedded: queued for the index in the same transaction.
+      await tx.execute(sql`
+        INSERT INTO ${indexQueue} (${sql.raw("catalog_id")}, ${sql.raw("product_id")})
+        SELECT ${products.catalogId}, ${products.id} FROM ${joined} WHERE ${stale}
+        ORDER BY ${products.catalogId}, ${products.id}
+        ON DUPLICATE KEY UPDATE ${sql.raw("version")} = ${sql.raw("version")} + 1`);
+      const [result] = await tx.execute(sql`
+        UPDATE ${joined}
+        SET ${products.status} = 'PROCESSING', ${products.generation} = ${products.generation} + 1,
+            ${products.attempts} = 0, ${products.nextAttemptAt} = NULL, ${products.errorReason} = NULL
+        WHERE ${stale}`);
+      return (result as unknown as { affectedRows: number }).affectedRows;
+    });
   }
 
   /** The row is still this generation and still leased to this worker. */
