@@ -1,5 +1,4 @@
-import { toJson } from "@bufbuild/protobuf";
-import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Value } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { JsonValue } from "../catalogs/index.js";
 import type { Filter } from "../gen/vitrine/v1/common_pb.js";
@@ -49,6 +48,29 @@ function rawFilter(filter: Filter): RawFilter {
   return {
     field: filter.field,
     operator: enumName(Filter_Operator, filter.operator),
-    value: filter.value === undefined ? undefined : (toJson(ValueSchema, filter.value) as JsonValue),
+    value: filter.value === undefined ? undefined : jsonOf(filter.value),
   };
+}
+
+/**
+ * A protobuf Value as the JSON value the core validates. By hand, not with toJson: a gRPC caller
+ * can send what JSON cannot hold (NaN, Infinity, a Value with nothing set), and those must reach
+ * validation and come back as a 400 naming the filter, not fail here as an internal error.
+ */
+function jsonOf(value: Value): JsonValue | undefined {
+  const { kind } = value;
+  switch (kind.case) {
+    case "nullValue":
+      return null;
+    case "numberValue":
+    case "stringValue":
+    case "boolValue":
+      return kind.value;
+    case "listValue":
+      return kind.value.values.map((item) => jsonOf(item) ?? null);
+    case "structValue":
+      return Object.fromEntries(Object.entries(kind.value.fields).map(([key, item]) => [key, jsonOf(item) ?? null]));
+    default:
+      return undefined;
+  }
 }

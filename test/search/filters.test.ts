@@ -1,0 +1,472 @@
+// Metadata filters end to end, through REST /search and /recs (and once over gRPC), against the real
+// Redis 8 and MariaDB. Every expected answer is the exact ranking filtered by a reference check
+// written here from the semantics table in src/search/filters.ts, not by the service's own code.
+import { fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import { Filter_Operator } from "../../src/gen/vitrine/v1/common_pb.js";
+import { RecommendationService } from "../../src/gen/vitrine/v1/recommendation_service_pb.js";
+import { SearchService } from "../../src/gen/vitrine/v1/search_service_pb.js";
+import { expectErrorObject } from "../support/rest-client.js";
+import {
+  COLOUR_NAMES,
+  createCatalog,
+  expectHits,
+  ids,
+  openText,
+  postProducts,
+  processProducts,
+  productQuery,
+  productsPath,
+  ranking,
+  serve,
+  storedMap,
+  syntheticProducts,
+  textQuery,
+} from "../support/search-fixture.js";
+import type { Hit, Indexed, Json, JsonRecord, ProductSpec, Rank, Served } from "../support/search-fixture.js";
+
+// ---------------------------------------------------------------------------------------------
+// The reference rule, from the table in src/search/filters.ts (MongoDB-like):
+//   eq      scalar equal (same JSON type), or an array field with an element equal to it
+//   ne      not eq (missing fields match)
+//   gt..lte the field is a scalar of the value's type (number or string) and compares so
+//   in      eq for some item;  nin: not in (missing fields match)
+//   exists  true: the key is present (even with null); false: absent
+// Field names are whole top-level keys (no dotted paths); metadata is seen with `rank` set.
+// ---------------------------------------------------------------------------------------------
+interface Filter {
+  field: string;
+  operator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "nin" | "exists";
+  value: Json;
+}
+
+function scalarEquals(a: Json | undefined, b: Json): boolean {
+  if (a === null || a === undefined || typeof a === "object") return false;
+  if (typeof a !== typeof b) return false;
+  return a === b;
+}
+
+function eqRule(actual: Json | undefined, v: Json): boolean {
+  if (Array.isArray(actual)) {
+    for (const element of actual) if (scalarEquals(element, v)) return true;
+    return false;
+  }
+  return scalarEquals(actual, v);
+}
+
+function orderRule(actual: Json | undefined, op: "gt" | "gte" | "lt" | "lte", v: Json): boolean {
+  const kind = typeof v;
+  if ((kind !== "number" && kind !== "string") || typeof actual !== kind) return false;
+  const [a, b] = [actual as number | string, v as number | string];
+  if (op === "gt") return a > b;
+  if (op === "gte") return a >= b;
+  if (op === "lt") return a < b;
+  return a <= b;
+}
+
+function reference(filters: readonly Filter[], attributes: JsonRecord): boolean {
+  for (const f of filters) {
+    const has = Object.prototype.hasOwnProperty.call(attributes, f.field);
+    const actual = has ? attributes[f.field] : undefined;
+    let ok: boolean;
+    switch (f.operator) {
+      case "eq":
+        ok = has && eqRule(actual, f.value);
+        break;
+      case "ne":
+        ok = !(has && eqRule(actual, f.value));
+        break;
+      case "in":
+        ok = has && (f.value as Json[]).some((v) => eqRule(actual, v));
+        break;
+      case "nin":
+        ok = !(has && (f.value as Json[]).some((v) => eqRule(actual, v)));
+        break;
+      case "exists":
+        ok = has === f.value;
+        break;
+      default:
+        ok = has && orderRule(actual, f.operator, f.value);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The catalog: 300 products whose metadata vary in type and presence.
+// ---------------------------------------------------------------------------------------------
+const COUNT = 300;
+const BRANDS = ["Acme", "acme", "Zeta", "Nord", "Öko"];
+/** Labels that would break a naively quoted expression; each is one product's label. */
+const TRICKY = ['" or 1 or "', "') or (1 == 1) or ('", ") or (", "back\\slash", "trail\\", "new\nline", `it's "quoted"`, "red"];
+const labelOf = (i: number) => (i % 50 === 11 ? TRICKY[(i - 11) / 50] : i === 12 ? TRICKY[6] : i === 13 ? TRICKY[7] : undefined);
+/** The very selective ones: 3 of 300. */
+const RARE = [17, 151, 263];
+/** 40 of 300. */
+const inGroup = (i: number) => i % 7 === 2 && i < 280;
+const BOOSTED: Record<string, Rank> = { "sku-3": "BOOST", "sku-4": "BOOST", "sku-5": "SUPER_BOOST" };
+
+function metadataOf(i: number): JsonRecord {
+  const m: JsonRecord = { colour: COLOUR_NAMES[i % 11]! };
+  if (i % 10 !== 9) m.price = i % 4 === 0 ? 10 + i : 10.5 + i;
+  if (i % 50 === 7) m.price = String(10 + i); // "17", "67", ...: a string, never equal to the number
+  if (i % 17 !== 0) m.inStock = i % 3 === 0;
+  if (i % 29 === 5) m.inStock = null; // present, but null
+  if (i % 3 === 0) m.tags = ["sale", `t${i % 4}`, i % 5];
+  else if (i % 3 === 1) m.tags = i % 2 === 0 ? [] : [["sale"], { sale: true }, `t${i % 4}`, null]; // nested: never equal
+  if (i % 4 !== 3) m["brand name"] = BRANDS[i % 5]!;
+  if (i % 6 === 0) m["a.b"] = (i / 6) % 4;
+  if (i % 6 === 1) m.a = { b: ((i - 1) / 6) % 4 }; // `a.b` is not a path into this
+  if (i % 8 === 0) m.released = `2024-${String(1 + (i % 12)).padStart(2, "0")}-15`;
+  if (i === 14) Object.defineProperty(m, "constructor", { value: "yes", enumerable: true, writable: true, configurable: true });
+  const label = labelOf(i);
+  if (label !== undefined) m.label = label;
+  if (RARE.includes(i)) {
+    m.rare = true;
+    m["rare flag"] = "yes";
+  }
+  if (inGroup(i)) {
+    m.group = "forty";
+    m["group name"] = "forty";
+  }
+  return m;
+}
+
+const QUERY = "blue denim jacket";
+const SEARCH_WEIGHT = 0.5;
+const SUBJECT = "sku-20";
+const RECS_WEIGHT = 0.6;
+
+let text: OpenedTextEncoder;
+beforeAll(async () => {
+  text = await openText();
+}, 120_000);
+afterAll(async () => {
+  await text?.close();
+});
+
+interface Fixture {
+  s: Served;
+  catalogId: string;
+  map: TextImageMap;
+  indexed: Indexed[];
+}
+
+async function fixture(env: Record<string, string>): Promise<Fixture> {
+  const s = await serve(env);
+  const catalogId = await createCatalog(s);
+  const specs: ProductSpec[] = syntheticProducts(text, COUNT, { seed: 11, metadataOf });
+  await postProducts(s, catalogId, specs);
+  await processProducts(s, specs);
+  for (const [id, rank] of Object.entries(BOOSTED)) {
+    expect((await s.api.put(`${productsPath(s, catalogId)}/${id}/rank`, { rank })).status).toBe(200);
+  }
+  const indexed = specs.map((p) => ({ id: p.id, embeddings: p.embeddings, metadata: p.metadata, rank: BOOSTED[p.id] ?? ("NO_BOOST" as Rank) }));
+  return { s, catalogId, map: await storedMap(s, catalogId), indexed };
+}
+
+function expectedSearch(f: Fixture, filters: readonly Filter[], topK: number, query = QUERY): Required<Hit>[] {
+  return ranking(f.map, f.indexed, textQuery(text, query), SEARCH_WEIGHT)
+    .filter((h) => h.score >= 0 && reference(filters, h.metadata))
+    .slice(0, topK);
+}
+
+function expectedRecs(f: Fixture, filters: readonly Filter[], topK: number, subject = SUBJECT): Required<Hit>[] {
+  const e = f.indexed.find((p) => p.id === subject)!.embeddings;
+  return ranking(f.map, f.indexed.filter((p) => p.id !== subject), productQuery(f.map, e), RECS_WEIGHT)
+    .filter((h) => reference(filters, h.metadata))
+    .slice(0, topK);
+}
+
+const searchBody = (f: Fixture, filters: readonly unknown[], topK: number, query = QUERY) => ({
+  organizationId: f.s.org,
+  catalogId: f.catalogId,
+  query,
+  topK,
+  visual_weight: SEARCH_WEIGHT,
+  similarity_threshold: 0,
+  filters,
+});
+const recsBody = (f: Fixture, filters: readonly unknown[], topK: number, subject = SUBJECT) => ({
+  organizationId: f.s.org,
+  catalogId: f.catalogId,
+  productId: subject,
+  topK,
+  visualWeight: RECS_WEIGHT,
+  filters,
+});
+
+/** Runs the filters through /search (all matches, and a top 5) and /recs; compares with the reference. */
+async function check(f: Fixture, filters: Filter[], what: string): Promise<{ search: number; recs: number }> {
+  const all = await f.s.api.post("/search", searchBody(f, filters, COUNT));
+  expect(all.status, `${what}: ${JSON.stringify(all.body)}`).toBe(200);
+  const expectedAll = expectedSearch(f, filters, COUNT);
+  expectHits(all.body.results, expectedAll, `${what} /search`);
+  // The shown metadata is the product's own (nested arrays and objects included) with its rank.
+  expect(all.body.results.map((h: Hit) => h.metadata), what).toEqual(expectedAll.map((h) => h.metadata));
+
+  const top = await f.s.api.post("/search", searchBody(f, filters, 5));
+  expect(top.status, what).toBe(200);
+  expectHits(top.body.results, expectedSearch(f, filters, 5), `${what} /search top 5`);
+
+  const recs = await f.s.api.post("/recs", recsBody(f, filters, COUNT));
+  expect(recs.status, `${what}: ${JSON.stringify(recs.body)}`).toBe(200);
+  const expectedAllRecs = expectedRecs(f, filters, COUNT);
+  expectHits(recs.body.results, expectedAllRecs, `${what} /recs`);
+  expect(recs.body.results.map((h: Hit) => h.metadata), what).toEqual(expectedAllRecs.map((h) => h.metadata));
+
+  const topRecs = await f.s.api.post("/recs", recsBody(f, filters, 7));
+  expectHits(topRecs.body.results, expectedRecs(f, filters, 7), `${what} /recs top 7`);
+  return { search: expectedAll.length, recs: expectedAllRecs.length };
+}
+
+const F = (field: string, operator: Filter["operator"], value: Json): Filter => ({ field, operator, value });
+
+/** [name, filters, how many products (of 300, the subject included) the reference must let through] */
+const CASES: [string, Filter[], number | "some" | "none"][] = [
+  // eq
+  ["eq string", [F("colour", "eq", "red")], 27],
+  ["eq string is case-sensitive", [F("brand name", "eq", "acme")], "some"],
+  ["eq a case that matches nothing", [F("colour", "eq", "Red")], "none"],
+  ["eq number", [F("price", "eq", 14)], 1],
+  ["eq number never matches a numeric string", [F("price", "eq", 17)], "none"],
+  ["eq string matches the numeric string only", [F("price", "eq", "17")], 1],
+  ["eq true", [F("inStock", "eq", true)], "some"],
+  ["eq false", [F("inStock", "eq", false)], "some"],
+  ["eq an array element (string)", [F("tags", "eq", "sale")], 100],
+  ["eq an array element (number)", [F("tags", "eq", 3)], 20],
+  ["eq an element that also sits in nested arrays/objects", [F("tags", "eq", "t1")], "some"],
+  ["eq on a field with a space", [F("brand name", "eq", "Acme")], "some"],
+  ["eq on a dotted key is the whole key", [F("a.b", "eq", 2)], 12],
+  ["eq on the rank", [F("rank", "eq", "BOOST")], 2],
+  ["eq on an own key named like an Object.prototype member", [F("constructor", "eq", "yes")], 1],
+  // ne
+  ["ne string (missing fields match)", [F("colour", "ne", "red")], 273],
+  ["ne true (missing and null match)", [F("inStock", "ne", true)], "some"],
+  ["ne an array element", [F("tags", "ne", "sale")], 200],
+  ["ne on a field with a space", [F("brand name", "ne", "Acme")], "some"],
+  ["ne on a field nobody has", [F("nope", "ne", "x")], 300],
+  // order
+  ["gt number", [F("price", "gt", 200)], "some"],
+  ["gte number", [F("price", "gte", 14)], "some"],
+  ["lt number", [F("price", "lt", 20)], "some"],
+  ["lte fractional number", [F("price", "lte", 20.5)], "some"],
+  ["gt string compares strings only", [F("price", "gt", "100")], "some"],
+  ["gte ISO date", [F("released", "gte", "2024-06-15")], "some"],
+  ["lt date prefix", [F("released", "lt", "2024-03")], "some"],
+  ["gt never matches arrays", [F("tags", "gt", 0)], "none"],
+  ["gt never matches booleans", [F("inStock", "gte", 0)], "none"],
+  ["lte on a dotted key", [F("a.b", "lte", 1)], "some"],
+  // in / nin
+  ["in strings", [F("colour", "in", ["red", "blue"])], "some"],
+  ["in mixed numbers and strings", [F("price", "in", [14, "17", 30, 40.5])], 4],
+  ["in array elements", [F("tags", "in", ["t2", 4])], "some"],
+  ["in on a field with a space", [F("brand name", "in", ["Zeta", "Öko"])], "some"],
+  ["in ranks", [F("rank", "in", ["BOOST", "SUPER_BOOST"])], 3],
+  ["nin strings", [F("colour", "nin", ["red", "blue", "green"])], "some"],
+  ["nin an array element", [F("tags", "nin", ["sale"])], 200],
+  ["nin on a field with a space", [F("brand name", "nin", ["Acme"])], "some"],
+  // exists
+  ["exists true (null counts as present)", [F("inStock", "exists", true)], "some"],
+  ["exists false", [F("inStock", "exists", false)], 17],
+  ["exists true on a dotted key", [F("a.b", "exists", true)], 50],
+  ["exists true on an object field", [F("a", "exists", true)], 50],
+  ["exists false on a dotted key", [F("a.b", "exists", false)], 250],
+  ["exists on an own key named constructor", [F("constructor", "exists", true)], 1],
+  ["exists does not see Object.prototype", [F("toString", "exists", true)], "none"],
+  ["exists on a field with a space", [F("rare flag", "exists", true)], 3],
+  // AND
+  ["eq and gt", [F("colour", "eq", "red"), F("price", "gt", 50)], "some"],
+  ["eq, ne and in", [F("tags", "eq", "sale"), F("inStock", "ne", false), F("brand name", "in", ["Acme", "Nord"])], "some"],
+  ["gte, lt and nin", [F("price", "gte", 20), F("price", "lt", 100), F("colour", "nin", ["black"])], "some"],
+  ["exists false and eq", [F("a.b", "exists", false), F("tags", "eq", 0)], "some"],
+  // injection attempts: values
+  ['a value `" or 1 or "`', [F("colour", "eq", '" or 1 or "')], "none"],
+  ["a value `) or (`", [F("colour", "eq", ") or (")], "none"],
+  ["a value closing a single quote", [F("colour", "eq", "red' or 1 or 'red")], "none"],
+  ["a value closing a double quote", [F("colour", "eq", 'red" or "1" == "1')], "none"],
+  ["a lone backslash", [F("colour", "eq", "\\")], "none"],
+  ["a trailing backslash", [F("colour", "in", ["red\\", "blue"])], "some"],
+  ["a newline", [F("colour", "eq", "red\nor 1")], "none"],
+  ["a NUL", [F("colour", "eq", "red\u0000 or 1")], "none"],
+  ["an injection in ne matches everyone", [F("colour", "ne", '" or 1 or "')], 300],
+  ...TRICKY.map((label): [string, Filter[], number] => [`a label ${JSON.stringify(label)} stored and matched exactly`, [F("label", "eq", label)], 1]),
+  ["every tricky label at once", [F("label", "in", TRICKY)], TRICKY.length],
+  // injection attempts: field names
+  ["a field that reads like an expression", [F('colour == "red" or 1', "eq", "red")], "none"],
+  ["a field with a leading dot", [F(".colour", "eq", "red")], "none"],
+  ["a field with a parenthesis", [F("colour) or (1", "exists", false)], 300],
+  ["a field with quotes", [F('x" or 1 or "', "ne", "a")], 300],
+  ["a field with a newline", [F("colour\n", "eq", "red")], "none"],
+  ["a field with a backslash", [F("colour\\", "exists", true)], "none"],
+];
+
+describe.each([
+  { path: "exact scans", env: {} as Record<string, string>, hnsw: false },
+  { path: "HNSW (SEARCH_EXACT_UP_TO=0)", env: { SEARCH_EXACT_UP_TO: "0" }, hnsw: true },
+])("filters via $path", ({ env, hnsw }) => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture(env);
+  }, 180_000);
+  afterAll(async () => {
+    await f?.s.server.close();
+  });
+
+  it("has a catalog whose metadata the reference sees as designed", () => {
+    const all = (filters: Filter[]) => f.indexed.filter((p) => reference(filters, { ...p.metadata, rank: p.rank })).length;
+    expect(all([F("rare", "eq", true)])).toBe(3);
+    expect(all([F("group", "eq", "forty")])).toBe(40);
+    // Without these, "eq" and "exists" could not be told apart, nor a path from a key.
+    expect(all([F("inStock", "exists", true)])).toBeGreaterThan(all([F("inStock", "in", [true, false])]));
+    expect(all([F("a.b", "eq", 1)])).toBeGreaterThan(0);
+    expect(f.indexed.some((p) => (p.metadata.a as JsonRecord | undefined)?.b === 1)).toBe(true);
+  });
+
+  it.each(CASES)("%s", async (name, filters, matching) => {
+    const counts = await check(f, filters, name);
+    const total = f.indexed.filter((p) => reference(filters, { ...p.metadata, rank: p.rank })).length;
+    if (matching === "none") expect(total).toBe(0);
+    else if (matching === "some") expect(total).toBeGreaterThan(0);
+    else expect(total).toBe(matching);
+    // Recommendations see every product but the subject: a case matching anything must show some.
+    if (total > 1) expect(counts.recs).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["/search", "eq", { a: 1 }, /filters\[1\]\.value must be a string, number or boolean for operator "eq"/],
+    ["/recs", "ne", null, /filters\[1\]\.value must be a string, number or boolean/],
+    ["/search", "eq", ["red"], /filters\[1\]\.value must be a string, number or boolean/],
+    ["/recs", "gt", true, /filters\[1\]\.value must be a number or a string for operator "gt"/],
+    ["/search", "lte", ["1"], /filters\[1\]\.value must be a number or a string/],
+    ["/recs", "in", "red", /filters\[1\]\.value must be an array of strings or numbers for operator "in"/],
+    ["/search", "nin", [], /filters\[1\]\.value must be a non-empty array/],
+    ["/recs", "in", [true], /filters\[1\]\.value\[0\] must be a string or a finite number/],
+    ["/search", "in", ["a", ["x"]], /filters\[1\]\.value\[1\] must be a string or a finite number/],
+    ["/recs", "nin", Array.from({ length: 101 }, (_, i) => i), /filters\[1\]\.value must be an array of at most 100 items/],
+    ["/search", "exists", "true", /filters\[1\]\.value must be a boolean for operator "exists"/],
+    ["/recs", "exists", 1, /filters\[1\]\.value must be a boolean/],
+  ])("%s rejects %s with a %j value: 400 naming filters[1]", async (path, operator, value, message) => {
+    const filters = [F("colour", "eq", "red"), { field: "price", operator, value }];
+    const body = path === "/search" ? searchBody(f, filters, 5) : recsBody(f, filters, 5);
+    const res = await f.s.api.post(path, body);
+    expectErrorObject(res, 400, "POST", path);
+    expect(res.body.message).toMatch(message);
+  });
+
+  it.each([
+    ["no value", { field: "price", operator: "eq" }, /filters\[2\]\.value is required for operator "eq"/],
+    ["a blank field", { field: "   ", operator: "eq", value: 1 }, /filters\[2\]\.field is required/],
+    ["an over-long field", { field: "f".repeat(129), operator: "eq", value: 1 }, /filters\[2\]\.field must be at most 128 characters/],
+    ["an unknown operator", { field: "price", operator: "like", value: 1 }, /filters\[2\]/],
+  ])("rejects %s with 400 naming filters[2], on /search and /recs", async (_name, bad, message) => {
+    const filters = [F("colour", "eq", "red"), F("price", "gt", 1), bad];
+    for (const path of ["/search", "/recs"]) {
+      const res = await f.s.api.post(path, path === "/search" ? searchBody(f, filters, 5) : recsBody(f, filters, 5));
+      expectErrorObject(res, 400, "POST", path);
+      expect(res.body.message).toMatch(message);
+    }
+  });
+
+  it("rejects more than 32 filters and accepts 32", async () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => F("price", "ne", -i));
+    const over = await f.s.api.post("/search", searchBody(f, many(33), 5));
+    expectErrorObject(over, 400, "POST", "/search");
+    expect(over.body.message).toMatch(/filters must have at most 32 items/);
+    const ok = await f.s.api.post("/recs", recsBody(f, many(32), 5));
+    expect(ok.status).toBe(200);
+    expectHits(ok.body.results, expectedRecs(f, many(32), 5));
+  });
+
+  describe.runIf(hnsw)("selective filters, where an approximate filtered search may stop early", () => {
+
+    /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */
+    function deepSubject(): string {
+      let best = { id: "", depth: -1 };
+      for (const p of f.indexed.slice(0, 60)) {
+        if (RARE.includes(Number(p.id.slice(4)))) continue;
+        const order = ids(expectedRecs(f, [], COUNT, p.id));
+        const depth = Math.min(...RARE.map((i) => order.indexOf(`sku-${i}`)));
+        if (depth > best.depth) best = { id: p.id, depth };
+      }
+      expect(best.depth, "the rare products rank far from the subject").toBeGreaterThan(60);
+      return best.id;
+    }
+
+    it.each([
+      ["pushed down to Redis", [F("rare", "eq", true)]],
+      ["post-filter only (field with a space)", [F("rare flag", "eq", "yes")]],
+    ])("returns all 3 of 3 matches for topK 10 when the filter is %s", async (_name, filters) => {
+      const subject = deepSubject();
+      const recs = await f.s.api.post("/recs", recsBody(f, filters, 10, subject));
+      expect(recs.status).toBe(200);
+      const expected = expectedRecs(f, filters, 10, subject);
+      expect(expected).toHaveLength(3);
+      expectHits(recs.body.results, expected);
+
+      // Search: every rare product with a score above the threshold.
+      const found: number[] = [];
+      for (const query of [QUERY, "brown boots", "white sneakers"]) {
+        const res = await f.s.api.post("/search", searchBody(f, filters, 10, query));
+        expect(res.status).toBe(200);
+        const expectedHits = expectedSearch(f, filters, 10, query);
+        expectHits(res.body.results, expectedHits, query);
+        found.push(expectedHits.length);
+      }
+      expect(found, "some query scores all 3 above the threshold").toContain(3);
+    });
+
+    it.each([
+      ["pushed down to Redis", [F("group", "eq", "forty")]],
+      ["post-filter only (field with a space)", [F("group name", "eq", "forty")]],
+    ])("returns exactly the exact top 10 of 40 matches when the filter is %s", async (_name, filters) => {
+      for (const subject of ["sku-1", "sku-50", "sku-99"]) {
+        const recs = await f.s.api.post("/recs", recsBody(f, filters, 10, subject));
+        const expected = expectedRecs(f, filters, 10, subject);
+        expect(expected).toHaveLength(10);
+        expectHits(recs.body.results, expected, subject);
+      }
+      for (const query of [QUERY, "black leather handbag", "green summer top"]) {
+        const res = await f.s.api.post("/search", searchBody(f, filters, 10, query));
+        const expected = expectedSearch(f, filters, 10, query);
+        expect(expected.length).toBeGreaterThan(0);
+        expectHits(res.body.results, expected, query);
+      }
+    });
+
+    it("gives the same answers over gRPC as over REST, filters included", async () => {
+      const grpc = createGrpcTransport({ baseUrl: f.s.server.grpcUrl });
+      const key = await f.s.server.createKey(f.s.org);
+      const auth = { headers: { service_api_key: key } };
+      const filters: Filter[] = [F("brand name", "in", ["Acme", "Nord"]), F("tags", "ne", "sale"), F("price", "lt", 250)];
+      const asProto = filters.map((x) => ({ field: x.field, operator: Filter_Operator[x.operator], value: fromJson(ValueSchema, x.value) }));
+
+      const search = await createClient(SearchService, grpc).searchProducts(
+        { organizationId: f.s.org, catalogId: f.catalogId, query: QUERY, topK: 20, visualWeight: SEARCH_WEIGHT, similarityThreshold: 0, filters: asProto },
+        auth,
+      );
+      const expected = expectedSearch(f, filters, 20);
+      expect(expected.length).toBeGreaterThan(5);
+      expectHits(search.results, expected, "gRPC search");
+      const rest = await f.s.api.post("/search", searchBody(f, filters, 20));
+      expect(search.results.map((r) => [r.productId, r.score, r.metadata])).toEqual(
+        rest.body.results.map((r: Hit) => [r.productId, r.score, r.metadata]),
+      );
+
+      const recs = await createClient(RecommendationService, grpc).getRecommendations(
+        { organizationId: f.s.org, catalogId: f.catalogId, productId: SUBJECT, topK: 20, visualWeight: RECS_WEIGHT, filters: asProto },
+        auth,
+      );
+      expectHits(recs.results, expectedRecs(f, filters, 20), "gRPC recs");
+      const restRecs = await f.s.api.post("/recs", recsBody(f, filters, 20));
+      expect(recs.results.map((r) => [r.productId, r.score, r.metadata])).toEqual(
+        restRecs.body.results.map((r: Hit) => [r.productId, r.score, r.metadata]),
+      );
+    });
+  });
+});

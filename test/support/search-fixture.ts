@@ -1,0 +1,198 @@
+// Shared set-up and reference maths for the search tests: catalogs of synthetic products completed
+// through the real processing queue (see synthetic-processing.ts), and the documented score computed
+// here, independently of the service, from the embeddings the test chose and the catalog's stored map.
+import { randomBytes, randomUUID } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import { expect } from "vitest";
+import { openTextEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
+import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import type { ClaimedProduct } from "../../src/processing/index.js";
+import { MysqlProcessingQueue } from "../../src/storage/mysql/index.js";
+import { catalogTextMaps, products as productsTable } from "../../src/storage/mysql/schema.js";
+import { cacheDir } from "./cache-dir.js";
+import { restClient } from "./rest-client.js";
+import type { RestClient } from "./rest-client.js";
+import { colourHistogram, completeWith, randomUnit, seededRandom } from "./synthetic-processing.js";
+import type { SyntheticEmbeddings } from "./synthetic-processing.js";
+import { startTestServer } from "./test-server.js";
+import type { TestServer } from "./test-server.js";
+import { cosine } from "./vectors.js";
+
+export const BOOST = 0.05;
+export const SUPER_BOOST = 0.1;
+export const COLOUR_NAMES = ["black", "white", "grey", "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown"];
+export const WORDS = ["red dress", "blue denim jacket", "black leather handbag", "white sneakers", "green summer top", "brown boots"];
+
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export type JsonRecord = { [key: string]: Json };
+export type Rank = "NO_BOOST" | "BOOST" | "SUPER_BOOST";
+
+export interface ProductSpec {
+  id: string;
+  descriptor: string;
+  metadata: JsonRecord;
+  embeddings: SyntheticEmbeddings;
+}
+
+/** What the test believes a searchable (PROCESSED) product looks like in the index. */
+export interface Indexed {
+  id: string;
+  embeddings: SyntheticEmbeddings;
+  rank: Rank;
+  metadata: JsonRecord;
+}
+
+export interface Hit {
+  productId: string;
+  score: number;
+  metadata?: JsonRecord;
+}
+
+export interface Served {
+  server: TestServer;
+  api: RestClient;
+  org: string;
+}
+
+/** A test server with the search settings the expectations below assume, and an organization key. */
+export async function serve(env: Record<string, string> = {}): Promise<Served> {
+  const server = await startTestServer({ CACHE_DIR: cacheDir, SEARCH_BOOST: String(BOOST), SEARCH_SUPER_BOOST: String(SUPER_BOOST), ...env });
+  const org = randomUUID();
+  const api = restClient(server.restUrl, await server.createKey(org));
+  return { server, api, org };
+}
+
+export async function openText(): Promise<OpenedTextEncoder> {
+  return openTextEncoder({ cacheDir });
+}
+
+/** `count` products with seeded random photos, a described text and metadata of the caller's choosing. */
+export function syntheticProducts(
+  text: OpenedTextEncoder,
+  count: number,
+  options: { seed: number; idOf?: (i: number) => string; metadataOf?: (i: number) => JsonRecord },
+): ProductSpec[] {
+  const random = seededRandom(options.seed);
+  return Array.from({ length: count }, (_, i) => {
+    const id = options.idOf?.(i) ?? `sku-${i}`;
+    const descriptor = `${WORDS[i % WORDS.length]} ${i}`;
+    return {
+      id,
+      descriptor,
+      metadata: options.metadataOf?.(i) ?? { colour: COLOUR_NAMES[i % 11]!, n: i },
+      embeddings: { image: randomUnit(random, 1280), colour: colourHistogram(random, i % 11), text: text.encode(descriptor) },
+    };
+  });
+}
+
+export async function createCatalog(s: Served, name = `shop-${randomBytes(3).toString("hex")}`): Promise<string> {
+  const res = await s.api.post(`/organizations/${s.org}/catalogs`, { name });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.id as string;
+}
+
+export function productsPath(s: Served, catalogId: string): string {
+  return `/organizations/${s.org}/catalogs/${catalogId}/products`;
+}
+
+/** Create Products through REST (202), leaving them PROCESSING. */
+export async function postProducts(s: Served, catalogId: string, specs: readonly ProductSpec[]): Promise<void> {
+  for (let start = 0; start < specs.length; start += 1000) {
+    const batch = specs.slice(start, start + 1000).map((p) => ({
+      id: p.id,
+      imageUrl: `https://images.example/${p.id}.jpg`,
+      descriptor: p.descriptor,
+      metadata: p.metadata,
+    }));
+    const res = await s.api.post(productsPath(s, catalogId), batch);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+  }
+}
+
+/** Completes the given PROCESSING products through the real queue (and the sync that follows). */
+export async function processProducts(s: Served, specs: readonly ProductSpec[]): Promise<void> {
+  await completeWith(s.server, new Map(specs.map((p) => [p.id, p.embeddings])));
+}
+
+/**
+ * Claims every due PROCESSING product and fails those listed (status ERROR), as a worker that gave
+ * up on them would; the others are handed back untouched (claim bumped their attempts only).
+ */
+export async function failProducts(s: Served, catalogId: string, productIds: readonly string[]): Promise<void> {
+  const queue = new MysqlProcessingQueue(s.server.app.mysql.db);
+  const owner = `test-fail-${randomBytes(4).toString("hex")}`;
+  const jobs: ClaimedProduct[] = await queue.claim(owner, 10_000, 60_000, 100);
+  const wanted = new Set(productIds);
+  const failed = jobs.filter((j) => j.catalogId === catalogId && wanted.has(j.productId));
+  expect(failed.map((j) => j.productId).sort()).toEqual([...wanted].sort());
+  for (const job of jobs) {
+    if (failed.includes(job)) await queue.fail(job, owner, "synthetic failure");
+    else await queue.retryLater(job, owner, "not this test's", new Date(0));
+  }
+}
+
+/** The catalog's text-image map as stored now (the visual space the index uses). */
+export async function storedMap(s: Served, catalogId: string): Promise<TextImageMap> {
+  const row = (await s.server.app.mysql.db.select().from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)))[0];
+  expect(row, "the catalog has a text-image map (at least 20 described products)").toBeDefined();
+  return textImageMapFromBytes(row!.map);
+}
+
+export async function productStatus(s: Served, catalogId: string, productId: string): Promise<string | undefined> {
+  const rows = await s.server.app.mysql.db
+    .select({ status: productsTable.status })
+    .from(productsTable)
+    .where(and(eq(productsTable.catalogId, catalogId), eq(productsTable.id, productId)));
+  return rows[0]?.status;
+}
+
+export interface QueryParts {
+  visual: Float32Array;
+  text: Float32Array;
+}
+
+/** A text query is compared with both the mapped photos and the descriptors. */
+export function textQuery(text: OpenedTextEncoder, query: string): QueryParts {
+  const q = text.encode(query.trim().toLowerCase());
+  return { visual: q, text: q };
+}
+
+/** Recommendations compare the subject's mapped photo and its descriptor with everyone's. */
+export function productQuery(map: TextImageMap, e: SyntheticEmbeddings): QueryParts {
+  return { visual: mapped(map, e), text: e.text };
+}
+
+const mappedCache = new WeakMap<TextImageMap, WeakMap<SyntheticEmbeddings, Float32Array>>();
+
+/** The photo's position in the text space under this map (memoised: a map is a large matrix). */
+export function mapped(map: TextImageMap, e: SyntheticEmbeddings): Float32Array {
+  let perMap = mappedCache.get(map);
+  if (!perMap) mappedCache.set(map, (perMap = new WeakMap()));
+  let v = perMap.get(e);
+  if (!v) perMap.set(e, (v = map.apply(e.image, e.colour)));
+  return v;
+}
+
+/**
+ * Every indexed product with its documented score, best first:
+ * w * cos(query visual, mapped photo) + (1 - w) * cos(query text, descriptor) + boost.
+ * The metadata is what results show and filters test: the product's metadata with `rank` set.
+ */
+export function ranking(map: TextImageMap, indexed: Iterable<Indexed>, query: QueryParts, w: number): Required<Hit>[] {
+  return [...indexed]
+    .map((p) => {
+      const visual = mapped(map, p.embeddings);
+      const boost = p.rank === "BOOST" ? BOOST : p.rank === "SUPER_BOOST" ? SUPER_BOOST : 0;
+      const score = w * cosine(query.visual, visual) + (1 - w) * cosine(query.text, p.embeddings.text) + boost;
+      return { productId: p.id, score, metadata: { ...p.metadata, rank: p.rank } };
+    })
+    .sort((a, b) => b.score - a.score);
+}
+
+/** Asserts the service's hits are exactly the expected ones: same ids in order, same scores. */
+export function expectHits(actual: readonly Hit[], expected: readonly Hit[], what = ""): void {
+  expect(actual.map((h) => h.productId), what).toEqual(expected.map((h) => h.productId));
+  actual.forEach((h, i) => expect(h.score, `${what} score of ${h.productId}`).toBeCloseTo(expected[i]!.score, 5));
+}
+
+export const ids = (hits: readonly { productId: string }[]): string[] => hits.map((h) => h.productId);
