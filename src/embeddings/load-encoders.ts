@@ -1,6 +1,6 @@
 // Loads the image and text encoders side by side (the image model on the event loop's spare time
 // while the word vectors are read or, the first time, converted).
-import { openImageEncoder, type OpenedImageEncoder } from "./image-encoder.js";
+import { openImageEncoder, type ImageRuntime, type OpenedImageEncoder } from "./image-encoder.js";
 import { openTextEncoder, type OpenedTextEncoder } from "./text-encoder.js";
 import type { Encoders } from "./types.js";
 
@@ -8,6 +8,8 @@ export interface LoadEncodersOptions {
   /** Where derived files live (the compact word vectors); shared by checkouts and processes. */
   cacheDir: string;
   log?: (msg: string) => void;
+  /** Which library runs the image model; default: ONNX Runtime if installed, else tfjs (image-encoder.ts). */
+  imageRuntime?: ImageRuntime;
 }
 
 export async function loadEncoders(options: LoadEncodersOptions): Promise<Encoders> {
@@ -20,7 +22,7 @@ export async function loadEncoders(options: LoadEncodersOptions): Promise<Encode
     return value;
   };
   const [image, text] = await Promise.allSettled([
-    timed("image encoder", () => openImageEncoder({ log })),
+    timed("image encoder", () => openImageEncoder({ log, runtime: options.imageRuntime })),
     timed("text encoder", () => openTextEncoder({ cacheDir: options.cacheDir, log })),
   ]);
   if (image.status === "rejected" || text.status === "rejected") {

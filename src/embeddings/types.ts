@@ -6,6 +6,11 @@ export interface ImageEncoder {
   readonly dimensions: number;
   /** Any image sharp can decode (JPEG/PNG/WebP/GIF/AVIF). Returns an L2-normalised vector. */
   encode(image: Buffer): Promise<Float32Array>;
+  /**
+   * encode's vector and colourProfile's histogram from a single decode of the image: what
+   * processing stores per product, for one sharp decode instead of two.
+   */
+  encodeWithColour(image: Buffer): Promise<{ image: Float32Array; colour: Float32Array }>;
 }
 
 export interface TextEncoder {

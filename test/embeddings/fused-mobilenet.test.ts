@@ -5,7 +5,10 @@ import * as tfl from "@tensorflow/tfjs-layers";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
 import { buildFusedMobileNet, type FeatureNet } from "../../src/embeddings/fused-mobilenet.js";
+import { defaultImageRuntime } from "../../src/embeddings/image-encoder.js";
+import { planMobileNet } from "../../src/embeddings/mobilenet-plan.js";
 import { readNsfwjsMobileNetV2, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-mobilenet.js";
+import { mobileNetToOnnx } from "../../src/embeddings/onnx-mobilenet.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { samplePhotos } from "../support/sample-photos.js";
 import { cacheDir } from "../support/cache-dir.js";
@@ -67,5 +70,46 @@ it("matches the tfjs-layers model on real photos", async () => {
     }
     expect(maxValue).toBeGreaterThan(0.1);
     expect(maxDiff / maxValue, name).toBeLessThan(1e-4);
+  }
+});
+
+// The same plan written as ONNX and run by ONNX Runtime (when installed), against the same reference.
+it.runIf(defaultImageRuntime() === "onnxruntime")("exports to ONNX that ONNX Runtime runs to the same features", async () => {
+  // Typed here, not imported for types: the package is optional.
+  interface Ort {
+    Tensor: new (type: "float32", data: Float32Array, dims: number[]) => unknown;
+    InferenceSession: {
+      create(model: Uint8Array, options: object): Promise<{
+        inputNames: string[];
+        outputNames: string[];
+        run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown }>>;
+        release(): Promise<void>;
+      }>;
+    };
+  }
+  const specifier = "onnxruntime-node";
+  const ort = (await import(specifier)) as Ort;
+  const session = await ort.InferenceSession.create(mobileNetToOnnx(planMobileNet(bundle.json, bundle.weights), SIZE), { intraOpNumThreads: 1 });
+  try {
+    const photos = await samplePhotos(cacheDir);
+    for (const name of ["chelsea", "rocket"] as const) {
+      const rgb = await decodeRgb(photos[name], SIZE);
+      const x = tf.tensor4d(Float32Array.from(rgb, (c) => c / 255), [1, SIZE, SIZE, 3]);
+      const theirs = tf.tidy(() => (reference.predict(x) as tf.Tensor).dataSync());
+      const nchw = tf.tidy(() => tf.transpose(x, [0, 3, 1, 2]).dataSync() as Float32Array);
+      x.dispose();
+      const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor("float32", nchw, [1, 3, SIZE, SIZE]) });
+      const ours = out[session.outputNames[0]!]!.data as Float32Array;
+      expect(ours.length).toBe(1280);
+      let maxDiff = 0;
+      let maxValue = 0;
+      for (let i = 0; i < ours.length; i++) {
+        maxDiff = Math.max(maxDiff, Math.abs(ours[i]! - theirs[i]!));
+        maxValue = Math.max(maxValue, Math.abs(theirs[i]!));
+      }
+      expect(maxDiff / maxValue, name).toBeLessThan(1e-4);
+    }
+  } finally {
+    await session.release();
   }
 });

@@ -1,8 +1,14 @@
 import * as tf from "@tensorflow/tfjs-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ImageDecodeError } from "../../src/embeddings/index.js";
-import { openImageEncoder, type OpenedImageEncoder } from "../../src/embeddings/image-encoder.js";
+import { colourProfile, ImageDecodeError } from "../../src/embeddings/index.js";
+import {
+  defaultImageRuntime,
+  IMAGE_ENCODER_VERSION,
+  IMAGE_ENCODER_VERSIONS,
+  openImageEncoder,
+  type OpenedImageEncoder,
+} from "../../src/embeddings/image-encoder.js";
 import { samplePhotos, type SamplePhotoName } from "../support/sample-photos.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { cosine, norm } from "../support/vectors.js";
@@ -26,7 +32,10 @@ afterAll(async () => {
 
 describe("image encoder", () => {
   it("returns unit-length vectors of the declared dimensions under a stable version", async () => {
-    expect(encoder.version).toBe("mnv2-nsfwjs4.3-fused-160-sqrt-v1");
+    expect(IMAGE_ENCODER_VERSIONS).toEqual({ tfjs: "mnv2-nsfwjs4.3-fused-160-sqrt-v1", onnxruntime: "mnv2-nsfwjs4.3-onnx-160-sqrt-v1" });
+    expect(encoder.backend.runtime).toBe(defaultImageRuntime());
+    expect(encoder.version).toBe(IMAGE_ENCODER_VERSIONS[encoder.backend.runtime]);
+    expect(encoder.version).toBe(IMAGE_ENCODER_VERSION);
     expect(encoder.dimensions).toBe(1280);
     for (const image of Object.values(photos)) {
       const v = await encoder.encode(image);
@@ -79,13 +88,22 @@ describe("image encoder", () => {
     }
   });
 
+  it("gives encode's vector and colourProfile's histogram from one decode", async () => {
+    for (const image of [photos.chelsea, photos.rocket]) {
+      const both = await encoder.encodeWithColour(image);
+      expect(Array.from(both.image)).toEqual(Array.from(await encoder.encode(image)));
+      expect(Array.from(both.colour)).toEqual(Array.from(await colourProfile(image)));
+    }
+    await expect(encoder.encodeWithColour(Buffer.from("not an image"))).rejects.toBeInstanceOf(ImageDecodeError);
+  });
+
   it("rejects bytes that are not an image with ImageDecodeError", async () => {
     await expect(encoder.encode(Buffer.from("definitely not an image"))).rejects.toBeInstanceOf(ImageDecodeError);
     // and keeps working afterwards
     expect((await encoder.encode(photos.rocket)).length).toBe(1280);
   });
 
-  it("does not leak tensors", async () => {
+  it.runIf(defaultImageRuntime() === "tfjs")("does not leak tensors", async () => {
     await encoder.encode(photos.astronaut);
     const before = tf.memory().numTensors;
     for (let i = 0; i < 5; i++) await encoder.encode(photos.astronaut);
@@ -95,5 +113,44 @@ describe("image encoder", () => {
   it("leaves none of Emscripten's rethrowing process handlers installed", () => {
     const installed = [...process.listeners("uncaughtException"), ...process.listeners("unhandledRejection")].map(String);
     expect(installed.filter((source) => /throw reason|ExitStatus/.test(source))).toEqual([]);
+  });
+});
+
+// Whatever runtime the installation picks by default, the other one must give the same vectors up
+// to float rounding (their versions differ only because the bits do).
+describe.runIf(defaultImageRuntime() === "onnxruntime")("the tfjs runtime next to ONNX Runtime", () => {
+  let tfjs: OpenedImageEncoder;
+  beforeAll(async () => {
+    tfjs = await openImageEncoder({ runtime: "tfjs" });
+  }, 120_000);
+  afterAll(async () => {
+    await tfjs?.close();
+  });
+
+  it("runs on tfjs under its own version", () => {
+    expect(tfjs.backend.runtime).toBe("tfjs");
+    expect(tfjs.version).toBe(IMAGE_ENCODER_VERSIONS.tfjs);
+  });
+
+  it("agrees with ONNX Runtime to float rounding", async () => {
+    for (const [name, image] of Object.entries(photos)) {
+      const [a, b] = [await encoder.encode(image), await tfjs.encode(image)];
+      expect(1 - cosine(a, b), name).toBeLessThan(1e-6);
+    }
+  });
+
+  it("is deterministic and gives concurrent calls the sequential answers", async () => {
+    const names = Object.keys(photos) as SamplePhotoName[];
+    const sequential: Float32Array[] = [];
+    for (const n of names) sequential.push(await tfjs.encode(photos[n]));
+    const concurrent = await Promise.all(names.map((n) => tfjs.encode(photos[n])));
+    concurrent.forEach((v, i) => expect(Array.from(v)).toEqual(Array.from(sequential[i]!)));
+  });
+
+  it("does not leak tensors", async () => {
+    await tfjs.encode(photos.astronaut);
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 3; i++) await tfjs.encodeWithColour(photos.astronaut);
+    expect(tf.memory().numTensors).toBe(before);
   });
 });
