@@ -5,6 +5,9 @@ import { installBodyParsers, UnsupportedBody } from "./body-parsers.js";
 import { errorObject, GatewayError, toErrorResponse } from "./error-object.js";
 import { readHttpBindings } from "./http-rules.js";
 import type { HttpBinding } from "./http-rules.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import type { OpenApiOptions } from "./openapi.js";
+import { parsePathTemplate } from "./path-template.js";
 import { createRequestDecoder } from "./request-message.js";
 import { responseJson } from "./response-body.js";
 
@@ -17,6 +20,11 @@ export interface RestGatewayOptions {
   forwardHeaders?: readonly string[];
   /** Body size limit of the gateway routes in bytes; default: the server's bodyLimit. */
   bodyLimit?: number;
+  /**
+   * Serves the OpenAPI 3.1 document of these routes, generated from the same bindings, at
+   * `path` (default /openapi.json), without authentication. Absent: no document.
+   */
+  openapi?: OpenApiOptions & { path?: string };
 }
 
 export const DEFAULT_FORWARD_HEADERS: readonly string[] = ["service_api_key", "x-request-id", "user-agent"];
@@ -53,7 +61,16 @@ export const restGateway: FastifyPluginAsync<RestGatewayOptions> = async (fastif
       });
     }
 
-    const notFound = createNotFound(bindings, scope.prefix);
+    const routes = bindings.map((b) => ({ verb: b.verb, matcher: b.path.matcher }));
+    if (options.openapi !== undefined) {
+      const { path = "/openapi.json", ...documentOptions } = options.openapi;
+      // Built once, at registration, so a binding the document cannot describe fails startup.
+      const document = JSON.stringify(buildOpenApiDocument(bindings, documentOptions));
+      scope.get(path, async (_request, reply) => reply.type(JSON_TYPE).send(document));
+      routes.push({ verb: "GET", matcher: parsePathTemplate(path).matcher });
+    }
+
+    const notFound = createNotFound(routes, scope.prefix);
     // Without this hook Fastify would parse the body of an unknown route before calling the
     // not-found handler, answering 400/413/415 where 404 is the truth.
     scope.addHook("onRequest", async (request, reply) => {
@@ -131,15 +148,15 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply)
     .send(JSON.stringify(errorObject(request, response.status, response.message)));
 }
 
-function createNotFound(bindings: readonly HttpBinding[], prefix: string) {
+function createNotFound(routes: readonly { verb: string; matcher: RegExp }[], prefix: string) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { path } = splitUrl(request.url);
     const relative = prefix !== "" && path.startsWith(prefix) ? path.slice(prefix.length) || "/" : path;
     const allowed = new Set<string>();
-    for (const binding of bindings) {
-      if (!binding.path.matcher.test(relative)) continue;
-      allowed.add(binding.verb);
-      if (binding.verb === "GET") allowed.add("HEAD");
+    for (const route of routes) {
+      if (!route.matcher.test(relative)) continue;
+      allowed.add(route.verb);
+      if (route.verb === "GET") allowed.add("HEAD");
     }
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(", ");

@@ -28,21 +28,7 @@ const STRING_FORM_MESSAGES = new Set(["google.protobuf.Timestamp", "google.proto
 export function createRequestDecoder(binding: HttpBinding): RequestDecoder {
   const input = binding.method.input;
   const bodyField = binding.body === "*" ? undefined : binding.body;
-
-  // Fields the query string may set, under both spellings protobuf-es accepts in JSON.
-  const queryFields = new Map<string, DescField>();
-  // Known names the query string may not use, with the reason.
-  const reservedQueryNames = new Map<string, string>();
-  for (const field of input.fields) {
-    let reason: string | undefined;
-    if (binding.pathFields.has(field.name)) reason = "it is set by the path";
-    else if (binding.body === "*" || field === bodyField) reason = "it belongs in the request body";
-    else if (!fitsInQuery(field)) reason = "it cannot be expressed in a query string";
-    for (const name of new Set([field.name, field.jsonName])) {
-      if (reason === undefined) queryFields.set(name, field);
-      else reservedQueryNames.set(name, reason);
-    }
-  }
+  const { fields: queryFields, reserved: reservedQueryNames } = queryParameters(binding);
 
   return ({ params, query, body }) => {
     // The caller's body is copied with spread (own data properties), never assigned key by key,
@@ -100,6 +86,31 @@ export function createRequestDecoder(binding: HttpBinding): RequestDecoder {
       throw new GatewayError(400, explainDecodeError(input, json, error, ctx));
     }
   };
+}
+
+export interface QueryParameters {
+  /** Fields the query string may set, under both spellings protobuf-es accepts in JSON. */
+  readonly fields: ReadonlyMap<string, DescField>;
+  /** Known names the query string may not use, with the reason. */
+  readonly reserved: ReadonlyMap<string, string>;
+}
+
+/** Which input fields of a binding the query string may set (also what the OpenAPI document lists). */
+export function queryParameters(binding: HttpBinding): QueryParameters {
+  const bodyField = binding.body === "*" ? undefined : binding.body;
+  const fields = new Map<string, DescField>();
+  const reserved = new Map<string, string>();
+  for (const field of binding.method.input.fields) {
+    let reason: string | undefined;
+    if (binding.pathFields.has(field.name)) reason = "it is set by the path";
+    else if (binding.body === "*" || field === bodyField) reason = "it belongs in the request body";
+    else if (!fitsInQuery(field)) reason = "it cannot be expressed in a query string";
+    for (const name of new Set([field.name, field.jsonName])) {
+      if (reason === undefined) fields.set(name, field);
+      else reserved.set(name, reason);
+    }
+  }
+  return { fields, reserved };
 }
 
 /**

@@ -1,14 +1,21 @@
-// Copies the googleapis HTTP annotation protos out of the npm package `google-proto-files`
-// into .build/proto-deps, the second module of buf.yaml. The buf.build registry is out of
-// reach on our machines, and vendoring third-party protos into the repo would go stale.
+// Copies third-party protos out of npm packages into .build/proto-deps, the second module of
+// buf.yaml: the googleapis HTTP annotations from `google-proto-files`, and gRPC's standard health
+// service (grpc.health.v1) from `grpc-health-check`. The buf.build registry is out of reach on our
+// machines, and vendoring third-party protos into the repo would go stale.
 import { cpSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
 const require = createRequire(import.meta.url);
-const source = dirname(require.resolve("google-proto-files/package.json"));
-const target = join(process.cwd(), ".build", "proto-deps", "google", "api");
-mkdirSync(target, { recursive: true });
+const target = join(process.cwd(), ".build", "proto-deps");
+
+const googleProtos = dirname(require.resolve("google-proto-files/package.json"));
+mkdirSync(join(target, "google", "api"), { recursive: true });
 for (const file of ["annotations.proto", "http.proto"]) {
-  cpSync(join(source, "google", "api", file), join(target, file));
+  cpSync(join(googleProtos, "google", "api", file), join(target, "google", "api", file));
 }
+
+// The package keeps it at proto/health/v1/; its canonical import path is grpc/health/v1/.
+const healthProtos = dirname(require.resolve("grpc-health-check/package.json"));
+mkdirSync(join(target, "grpc", "health", "v1"), { recursive: true });
+cpSync(join(healthProtos, "proto", "health", "v1", "health.proto"), join(target, "grpc", "health", "v1", "health.proto"));

@@ -2,9 +2,10 @@ import pino from "pino";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config/index.js";
 import type { Config } from "./config/index.js";
+import type { BatchReport } from "./processing/index.js";
 import { startProcessing } from "./server/processing.js";
 import { WORKER_CONFIG_ENV } from "./server/worker-processes.js";
-import type { WorkerMessage } from "./server/worker-processes.js";
+import type { WorkerBatchMessage, WorkerMessage } from "./server/worker-processes.js";
 import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
 import { openRedis } from "./storage/redis/index.js";
@@ -27,7 +28,14 @@ async function main(): Promise<void> {
   );
   // This process exists to work: at least one worker, whatever WORKERS says for the service.
   const workers = Math.max(1, config.processing.workers);
-  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, redis, objects, log);
+  // Forked by the service: each batch's outcome and embedding times go to it, for its metrics.
+  const onBatch = process.send
+    ? ({ processed, retried, failed, embedMs }: BatchReport) => {
+        // Metrics only: a message lost to a closing channel is not worth an error.
+        if (process.connected) process.send?.({ kind: "batch", processed, retried, failed, embedMs } satisfies WorkerBatchMessage, undefined, {}, () => undefined);
+      }
+    : undefined;
+  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, redis, objects, log, onBatch);
   await processing.ready;
   process.on("message", (message: WorkerMessage) => message === "wake" && processing.notify());
   process.send?.("ready" satisfies WorkerMessage);

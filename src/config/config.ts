@@ -23,8 +23,18 @@ export interface Config {
   processing: ProcessingConfig;
   /** How long shutdown waits for in-flight work before cutting connections. */
   shutdownGraceMs: number;
+  /** How long an API key record read from MySQL is trusted (a revocation elsewhere takes effect within it). */
+  apiKeyCacheMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   limits: Limits;
+  rateLimit: RateLimitConfig;
+}
+
+export interface RateLimitConfig {
+  /** Sustained calls per second per API key (per client address without a key); 0 disables. */
+  perSecond: number;
+  /** Calls a key may make at once after being idle (the bucket's size). */
+  burst: number;
 }
 
 export interface RedisConfig {
@@ -89,7 +99,7 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only").default("vitrine:"),
   SEARCH_BOOST: z.coerce.number().min(0).max(1).default(0.05),
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
-  SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(10_000),
+  SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(200),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
@@ -107,9 +117,12 @@ const schema = z.object({
   IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MAX_REQUEST_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxRequestBytes),
   MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxBatchSize),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(50),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
 });
 
 export class ConfigError extends Error {
@@ -155,7 +168,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       imageMaxBytes: e.IMAGE_MAX_BYTES,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    apiKeyCacheMs: e.API_KEY_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },
+    rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
   };
 }

@@ -1,5 +1,5 @@
 export { ProcessingWorker } from "./worker.js";
-export type { AfterBatch, BatchReport, WorkerOptions } from "./worker.js";
+export type { AfterBatch, BatchReport, OnBatch, WorkerOptions } from "./worker.js";
 export { processProduct } from "./product-processor.js";
 export type { Outcome, PhaseTimings, ProcessorDeps } from "./product-processor.js";
 export { gaveUpReason } from "./processing-queue.js";

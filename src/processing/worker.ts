@@ -29,8 +29,13 @@ export interface BatchReport {
   failed: number;
   /** Sum over the batch's products. */
   timings: PhaseTimings;
+  /** Embedding time of each product that reached the embedding step, in ms. */
+  embedMs: number[];
   elapsedMs: number;
 }
+
+/** Told of every batch that claimed work, after it is done (e.g. to export metrics). */
+export type OnBatch = (report: BatchReport) => void;
 
 /**
  * Claims batches from the queue and processes them until stopped. Any number of workers, in
@@ -49,6 +54,7 @@ export class ProcessingWorker {
     private readonly options: WorkerOptions,
     private readonly log: Logger,
     private readonly afterBatch: AfterBatch = async () => undefined,
+    private readonly onBatch: OnBatch = () => undefined,
   ) {}
 
   start(): void {
@@ -80,6 +86,7 @@ export class ProcessingWorker {
       retried: 0,
       failed: 0,
       timings: { download: 0, decode: 0, embed: 0, store: 0 },
+      embedMs: [],
       elapsedMs: 0,
     };
     let next = 0;
@@ -93,6 +100,7 @@ export class ProcessingWorker {
         for (const phase of Object.keys(report.timings) as (keyof PhaseTimings)[]) {
           report.timings[phase] += outcome.timings[phase];
         }
+        if (outcome.timings.embed > 0) report.embedMs.push(outcome.timings.embed);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, jobs.length) }, lane));
@@ -108,6 +116,7 @@ export class ProcessingWorker {
     if (jobs.length > 0) {
       const { processed, retried, failed, elapsedMs } = report;
       this.log.info({ owner, claimed: jobs.length, processed, retried, failed, elapsedMs: Math.round(elapsedMs) }, "processing batch done");
+      this.onBatch(report);
     }
     return report;
   }

@@ -1,3 +1,3 @@
-export { rpcRoutes, rpcRouterOptions, SERVICES } from "./routes.js";
-export type { RpcCore } from "./routes.js";
+export { PUBLIC_SERVICES, rpcRoutes, rpcRouterOptions, SERVICES } from "./routes.js";
+export type { OperationsInterceptors, RpcCore } from "./routes.js";
 export { API_KEY_HEADER } from "./interceptors.js";

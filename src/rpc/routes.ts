@@ -1,7 +1,8 @@
-import type { ConnectRouter, ConnectRouterOptions } from "@connectrpc/connect";
+import type { ConnectRouter, ConnectRouterOptions, Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ApiKeyService } from "../auth/index.js";
 import type { CatalogService, ProductService } from "../catalogs/index.js";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { ApiKeyService as ApiKeyServiceDesc } from "../gen/vitrine/v1/api_key_service_pb.js";
 import { CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
 import { ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_service_pb.js";
@@ -34,6 +35,9 @@ export const SERVICES: DescService[] = [
   ApiKeyServiceDesc,
 ];
 
+/** Services any caller may use without a key: only gRPC's standard health service. */
+export const PUBLIC_SERVICES: DescService[] = [Health];
+
 export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   return (router) => {
     router.service(CatalogServiceDesc, catalogRpc(core.catalogs, core.search));
@@ -44,10 +48,30 @@ export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   };
 }
 
+/** Interceptors the operations layer adds around the RPC layer's own. */
+export interface OperationsInterceptors {
+  /** Outside the error interceptor: they see every call with its final code (metrics). */
+  outer?: Interceptor[];
+  /** After authentication: they see the caller (rate limiting). */
+  afterAuth?: Interceptor[];
+  /** Told of each unexpected error before it becomes "internal error". */
+  onInternalError?: (error: unknown) => void;
+}
+
 /** Options shared by every transport, so gRPC, Connect and the REST gateway behave alike. */
-export function rpcRouterOptions(core: RpcCore, log: Logger, maxRequestBytes: number): Partial<ConnectRouterOptions> {
+export function rpcRouterOptions(
+  core: RpcCore,
+  log: Logger,
+  maxRequestBytes: number,
+  operations: OperationsInterceptors = {},
+): Partial<ConnectRouterOptions> {
   return {
-    interceptors: [errorInterceptor(log), authInterceptor(core.apiKeys, requirementsOf(SERVICES))],
+    interceptors: [
+      ...(operations.outer ?? []),
+      errorInterceptor(log, operations.onInternalError),
+      authInterceptor(core.apiKeys, requirementsOf(SERVICES), PUBLIC_SERVICES),
+      ...(operations.afterAuth ?? []),
+    ],
     jsonOptions: { alwaysEmitImplicit: true },
     readMaxBytes: maxRequestBytes,
   };

@@ -1,9 +1,22 @@
 import pino from "pino";
+import type { DestinationStream } from "pino";
 import type { FastifyInstance } from "fastify";
 import { ApiKeyService } from "../auth/index.js";
 import { CatalogService, ProductService } from "../catalogs/index.js";
 import type { Config } from "../config/index.js";
 import { rpcRouterOptions, rpcRoutes, SERVICES } from "../rpc/index.js";
+import {
+  countProductsByStatus,
+  Health,
+  healthService,
+  installRequestIdHeader,
+  listenerContextValues,
+  rateLimitInterceptor,
+  Readiness,
+  registerOperationsRoutes,
+  requestIdOf,
+  ServiceMetrics,
+} from "../operations/index.js";
 import type { RpcCore } from "../rpc/index.js";
 import {
   MysqlApiKeyRepository,
@@ -26,6 +39,7 @@ import { LocalObjectStore } from "../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
 import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
+import { registerUiRoute } from "./ui-route.js";
 import { startWorkerProcesses } from "./worker-processes.js";
 import type { WorkerProcesses } from "./worker-processes.js";
 import type { GrpcFastify } from "./http-servers.js";
@@ -36,6 +50,8 @@ export interface App {
   redis: Redis;
   searchIndex: SearchIndex;
   processing: WorkerProcesses;
+  metrics: ServiceMetrics;
+  readiness: Readiness;
   rest: FastifyInstance;
   grpc: GrpcFastify;
   /** Starts both listeners; returns their bound addresses (ports may be 0 in tests). */
@@ -43,22 +59,32 @@ export interface App {
   close(): Promise<void>;
 }
 
+export interface AppOptions {
+  /** Where the log lines go; default standard output. */
+  logDestination?: DestinationStream;
+}
+
 /** The composition root: the one place that knows every concrete implementation. */
-export async function createApp(config: Config): Promise<App> {
-  const logger = pino({
-    level: config.logLevel,
-    redact: { paths: ["req.headers.service_api_key", "req.headers.authorization"], censor: "[redacted]" },
-  });
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const logger = pino(
+    {
+      level: config.logLevel,
+      redact: { paths: ["req.headers.service_api_key", "req.headers.authorization"], censor: "[redacted]" },
+    },
+    options.logDestination,
+  );
+  const metrics = new ServiceMetrics();
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
   if (!config.redis.url) throw new Error("no Redis configured: set REDIS_URL (the launcher provisions one when it is unset)");
   const mysql = await openMysql(config.mysqlUrl);
   const redis = await openRedis(config.redis.url);
+  metrics.watchRedis(redis, logger);
   // Search queries are encoded here; the image model stays in the workers.
   const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });
 
   let listeningUrl = `http://localhost:${config.port}`;
   const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
-  const processing = startWorkerProcesses(config, logger);
+  const processing = startWorkerProcesses(config, logger, (batch) => metrics.processingBatch(batch));
 
   const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
   const searchLog = new MysqlSearchLog(mysql.db, logger);
@@ -81,18 +107,51 @@ export async function createApp(config: Config): Promise<App> {
   const productRepository = new MysqlProductRepository(mysql.db);
   const catalogs = new CatalogService(new MysqlCatalogRepository(mysql.db), productRepository, events);
   const products = new ProductService(catalogs, productRepository, config.limits, events);
-  const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey);
+  const apiKeys = new ApiKeyService(new MysqlApiKeyRepository(mysql.db), adminKey, config.apiKeyCacheMs);
   const core: RpcCore = { catalogs, products, apiKeys, objects, search };
 
+  // Operations: readiness, metrics, request ids, rate limiting (see README "Operating it").
+  const readiness = new Readiness({
+    probes: {
+      mysql: { store: "mysql", probe: () => mysql.pool.query("SELECT 1") },
+      redis: { store: "redis", probe: () => redis.ping() },
+    },
+    // The API process's only model, the text encoder, is loaded above, before the listeners open.
+    modelsLoaded: () => true,
+    workers: () => processing.status(),
+    log: logger,
+    metrics,
+  });
+  metrics.productsByStatus(() => countProductsByStatus(mysql.db), logger);
+  const rateLimit = rateLimitInterceptor(config.rateLimit, (door) => metrics.rateLimitedCall(door));
+  const health = healthService(readiness, SERVICES.map((service) => service.typeName));
+  const routes = rpcRoutes(core);
+
   const { rest, grpc } = await createHttpServers({
-    routes: rpcRoutes(core),
-    routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes),
+    routes: (router) => {
+      routes(router);
+      router.service(Health, health);
+    },
+    routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
+      outer: [metrics.rpcInterceptor()],
+      afterAuth: rateLimit ? [rateLimit] : [],
+      onInternalError: (error) => metrics.storeError(error, "rpc"),
+    }),
     services: SERVICES,
     logger,
     maxRequestBytes: config.limits.maxRequestBytes,
     shutdownGraceMs: config.shutdownGraceMs,
+    genReqId: requestIdOf,
+    contextValues: listenerContextValues,
+    setupRest(server) {
+      installRequestIdHeader(server);
+      metrics.instrumentHttp(server);
+      registerOperationsRoutes(server, readiness, metrics);
+    },
+    setupGrpc: (server) => installRequestIdHeader(server),
   });
   registerObjectsRoute(rest, objects);
+  registerUiRoute(rest);
 
   return {
     core,
@@ -100,6 +159,8 @@ export async function createApp(config: Config): Promise<App> {
     redis,
     searchIndex,
     processing,
+    metrics,
+    readiness,
     rest,
     grpc,
     async listen() {
@@ -109,7 +170,9 @@ export async function createApp(config: Config): Promise<App> {
       return { restUrl, grpcUrl };
     },
     async close() {
-      // Stop taking requests, let the products being processed finish, then release the pool.
+      // Report not ready and end health watches, stop taking requests, let the products being
+      // processed finish, then release the pool.
+      readiness.markShuttingDown();
       await Promise.allSettled([rest.close(), grpc.close()]);
       await processing.stop();
       await sweeper.stop();

@@ -1,11 +1,15 @@
 import { createRouterTransport } from "@connectrpc/connect";
-import type { ConnectRouter, ConnectRouterOptions } from "@connectrpc/connect";
+import type { ConnectRouter, ConnectRouterOptions, ContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { DescService } from "@bufbuild/protobuf";
+import { existsSync, readFileSync } from "node:fs";
 import type { Socket } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Http2Server, Http2ServerRequest, Http2ServerResponse, Http2Session } from "node:http2";
 import fastify from "fastify";
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { IncomingHttpHeaders } from "node:http";
 import { errorObject, restGateway } from "../../gateway/index.js";
 
 export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
@@ -18,6 +22,13 @@ export interface HttpServersOptions {
   maxRequestBytes: number;
   /** How long shutdown waits for in-flight calls before cutting connections. */
   shutdownGraceMs: number;
+  /** Each request's id (Fastify's genReqId), on both listeners. Default: Fastify's counter. */
+  genReqId?: (request: { headers: IncomingHttpHeaders }) => string;
+  /** Context values of each call arriving on a listener (door, client address). */
+  contextValues?: (request: FastifyRequest) => ContextValues;
+  /** Called on each listener before anything else is registered on it: hooks and routes of its own. */
+  setupRest?: (rest: FastifyInstance) => void;
+  setupGrpc?: (grpc: GrpcFastify) => void;
 }
 
 /**
@@ -26,19 +37,28 @@ export interface HttpServersOptions {
  */
 export async function createHttpServers(options: HttpServersOptions): Promise<{ rest: FastifyInstance; grpc: GrpcFastify }> {
   const { routes, routerOptions, logger, maxRequestBytes } = options;
+  const connectOptions = {
+    ...routerOptions,
+    routes,
+    shutdownTimeoutMs: options.shutdownGraceMs,
+    ...(options.contextValues ? { contextValues: options.contextValues } : {}),
+  };
+  const genReqId = options.genReqId ? { genReqId: options.genReqId } : {};
 
   // nghttp2 tears the whole session down (ENHANCE_YOUR_CALM) once it buffers more than
   // maxSessionMemory (default 10 MB), before Connect can answer RESOURCE_EXHAUSTED for an
   // oversize message: leave room for two messages at the limit. Fastify hands `http` to
   // http2.createServer, though its types only admit HTTP/1 options there.
   const h2Options: object = { http: { maxSessionMemory: Math.ceil((2 * maxRequestBytes) / 1_048_576) + 10 } };
-  const grpc = fastify({ http2: true, loggerInstance: logger, bodyLimit: maxRequestBytes, ...h2Options });
-  await grpc.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: options.shutdownGraceMs });
+  const grpc = fastify({ http2: true, loggerInstance: logger, bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
+  options.setupGrpc?.(grpc);
+  await grpc.register(fastifyConnectPlugin, connectOptions);
   closeSessionsOnShutdown(grpc, options.shutdownGraceMs);
 
   const rest = fastify({
     loggerInstance: logger,
     bodyLimit: maxRequestBytes,
+    ...genReqId,
     // Product ids go up to 128 characters; longer path segments are refused by validation with
     // a 400 that says why, rather than by the router.
     routerOptions: { maxParamLength: 1024 },
@@ -46,16 +66,47 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
     // segments) still owe the caller the documented Error object.
     frameworkErrors: (error, request, reply) => {
       const status = error.statusCode ?? 400;
-      void (reply as FastifyReply).code(status).send(errorObject(request, status, error.message));
+      // Raised before any hook runs, so the request id header is set here.
+      void (reply as FastifyReply).code(status).header("x-request-id", request.id).send(errorObject(request, status, error.message));
     },
   });
-  await rest.register(fastifyConnectPlugin, { ...routerOptions, routes, shutdownTimeoutMs: options.shutdownGraceMs });
+  options.setupRest?.(rest);
+  await rest.register(fastifyConnectPlugin, connectOptions);
   // The gateway reaches the RPCs in-process, through the same router options (auth, errors,
   // limits) as a remote caller, so REST cannot behave differently from gRPC.
   const transport = createRouterTransport(routes, { router: routerOptions });
-  await rest.register(restGateway, { services: options.services, transport });
+  await rest.register(restGateway, { services: options.services, transport, openapi: openApiOptions() });
 
   return { rest, grpc };
+}
+
+/** What the REST listener's /openapi.json says about the service beyond the generated routes. */
+const openApiOptions = () => ({
+  title: "Vitrine",
+  version: packageVersion(),
+  description:
+    "Product search and recommendation service: catalogs, products, text-plus-visual search, similar products. " +
+    "This document is generated from the protos (proto/vitrine/v1) and their google.api.http annotations.",
+  apiKey: {
+    header: "SERVICE_API_KEY",
+    description:
+      "Every operation needs an API key in this header. Organization keys act for one organization and carry " +
+      "scopes (read, write, search); each operation lists the scope it needs. The admin key (ADMIN_API_KEY) may call " +
+      "every operation in every organization, and is the only key for operations that need `admin` " +
+      "(managing keys, reindexing). Missing, unknown, revoked or expired key: 401; other organization or missing scope: 403.",
+  },
+});
+
+/** The service's version: package.json's, found above this file (src/server or dist/src/server). */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("package.json not found above " + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
 }
 
 /**

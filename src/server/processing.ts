@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config/index.js";
-import { COLOUR_PROFILE_VERSION, colourProfile, loadEncoders } from "../embeddings/index.js";
+import { COLOUR_PROFILE_VERSION, loadEncoders } from "../embeddings/index.js";
 import type { Encoders } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
 import { ProcessingWorker, refreshTextImageMaps } from "../processing/index.js";
-import type { ObjectStore, ProductEncoders } from "../processing/index.js";
+import type { ObjectStore, OnBatch, ProductEncoders } from "../processing/index.js";
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/index.js";
@@ -25,9 +25,8 @@ export interface Processing {
 export function productEncoders(encoders: Encoders): ProductEncoders {
   return {
     version: `${encoders.version}+${COLOUR_PROFILE_VERSION}`,
-    async encodeImage(jpeg) {
-      return { image: await encoders.image.encode(jpeg), colour: await colourProfile(jpeg) };
-    },
+    // One decode for both: the colour profile reads the model's own input pixels.
+    encodeImage: (jpeg) => encoders.image.encodeWithColour(jpeg),
     encodeText: (text) => encoders.text.encode(text),
   };
 }
@@ -37,7 +36,14 @@ export function productEncoders(encoders: Encoders): ProductEncoders {
  * runs `config.processing.workers` workers against the queue in MySQL. Any number of processes
  * may work the same queue at once.
  */
-export function startProcessing(config: Config, mysql: MysqlConnection, redis: Redis, objects: ObjectStore, log: Logger): Processing {
+export function startProcessing(
+  config: Config,
+  mysql: MysqlConnection,
+  redis: Redis,
+  objects: ObjectStore,
+  log: Logger,
+  onBatch?: OnBatch,
+): Processing {
   const workers: ProcessingWorker[] = [];
   let stopped = false;
   let encoders: Encoders | undefined;
@@ -76,7 +82,7 @@ export function startProcessing(config: Config, mysql: MysqlConnection, redis: R
           const prefix = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
           for (let i = 0; i < processing.workers; i++) {
             const options = { ...processing, owner: `${prefix}:${i}`, retryCapMs: 5 * 60_000 };
-            const worker = new ProcessingWorker(queue, deps, options, log, afterBatch);
+            const worker = new ProcessingWorker(queue, deps, options, log, afterBatch, onBatch);
             workers.push(worker);
             worker.start();
           }

@@ -13,10 +13,26 @@ export interface WorkerProcesses {
   stop(): Promise<void>;
   /** Process ids of the running workers, for operators and tests. */
   pids(): number[];
+  /** Workers configured, and those running now with their models loaded. */
+  status(): { configured: number; ready: number };
+}
+
+/** What a worker process tells the service after each batch that claimed work (for metrics). */
+export interface WorkerBatchMessage {
+  kind: "batch";
+  processed: number;
+  retried: number;
+  failed: number;
+  /** Embedding time of each product that reached the embedding step, in ms. */
+  embedMs: number[];
 }
 
 /** Messages between the service and its worker processes. */
-export type WorkerMessage = "wake" | "ready";
+export type WorkerMessage = "wake" | "ready" | WorkerBatchMessage;
+
+function isBatchMessage(message: unknown): message is WorkerBatchMessage {
+  return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === "batch";
+}
 
 /** The serialised, already-validated configuration a forked worker runs with. */
 export const WORKER_CONFIG_ENV = "VITRINE_WORKER_CONFIG";
@@ -26,9 +42,10 @@ export const WORKER_CONFIG_ENV = "VITRINE_WORKER_CONFIG";
  * (25-35 ms an image), so in the API process it would stall every request, and separate processes
  * use every core. A worker that dies is started again; its leased products go back to the queue.
  */
-export function startWorkerProcesses(config: Config, log: Logger): WorkerProcesses {
+export function startWorkerProcesses(config: Config, log: Logger, onBatch?: (batch: WorkerBatchMessage) => void): WorkerProcesses {
   const count = config.processing.workers;
   const children = new Set<ChildProcess>();
+  const readyChildren = new Set<ChildProcess>();
   let stopping = false;
   let readyCount = 0;
   let markReady: () => void = () => undefined;
@@ -40,10 +57,16 @@ export function startWorkerProcesses(config: Config, log: Logger): WorkerProcess
     const child = fork(script, [], { execArgv, env: { ...process.env, [WORKER_CONFIG_ENV]: workerConfig }, stdio: "inherit" });
     children.add(child);
     child.on("message", (message: WorkerMessage) => {
-      if (message === "ready" && ++readyCount === count) markReady();
+      if (message === "ready") {
+        readyChildren.add(child);
+        if (++readyCount === count) markReady();
+      } else if (isBatchMessage(message)) {
+        onBatch?.(message);
+      }
     });
     child.once("exit", (code, signal) => {
       children.delete(child);
+      readyChildren.delete(child);
       if (stopping) return;
       log.warn({ slot, code, signal }, "processing worker exited; starting another");
       setTimeout(() => !stopping && spawnWorker(slot), 1000).unref();
@@ -57,6 +80,7 @@ export function startWorkerProcesses(config: Config, log: Logger): WorkerProcess
     },
     ready,
     pids: () => [...children].flatMap((child) => (child.pid === undefined ? [] : [child.pid])),
+    status: () => ({ configured: count, ready: readyChildren.size }),
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => stopChild(child, config.shutdownGraceMs + 5000)));

@@ -15,6 +15,8 @@ export interface TestServer {
   restUrl: string;
   grpcUrl: string;
   adminKey: string;
+  /** The service's log lines, parsed, when started with `captureLogs` (LOG_LEVEL still applies; the default is silent). */
+  logs: Record<string, unknown>[];
   /** Creates an organization key through the REST API, as an operator would. */
   createKey(organizationId: string, scopes?: string[]): Promise<string>;
   close(): Promise<void>;
@@ -22,11 +24,16 @@ export interface TestServer {
 
 const BASE_MYSQL_URL = process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/vitrine";
 
+export interface TestServerOptions {
+  /** Collect the log lines in `logs` instead of writing them to standard output. */
+  captureLogs?: boolean;
+}
+
 /**
  * Starts the real service in this process on ephemeral ports, against the real MariaDB, in a
  * database of its own that is dropped on close.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const databaseUrl = new URL(BASE_MYSQL_URL);
   databaseUrl.pathname = `/vitrine_test_${randomBytes(6).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-test-"));
@@ -45,9 +52,13 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     SHUTDOWN_GRACE_MS: "500",
     // API tests see products stay PROCESSING; processing tests ask for workers.
     WORKERS: "0",
+    // Suites fire calls as fast as they can; the rate-limit tests set their own limits.
+    RATE_LIMIT_PER_SECOND: "0",
     ...env,
   });
-  const app = await createApp(config);
+  const logs: Record<string, unknown>[] = [];
+  const logDestination = options.captureLogs ? { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } : undefined;
+  const app = await createApp(config, logDestination ? { logDestination } : {});
   const { restUrl, grpcUrl } = await app.listen();
 
   return {
@@ -56,6 +67,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     restUrl,
     grpcUrl,
     adminKey,
+    logs,
     async createKey(organizationId, scopes = ["read", "write", "search"]) {
       const response = await fetch(`${restUrl}/organizations/${organizationId}/keys`, {
         method: "POST",

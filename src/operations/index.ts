@@ -1,0 +1,12 @@
+export { listenerContextValues } from "./call-context.js";
+export type { Door } from "./call-context.js";
+export { Health, healthService, registerOperationsRoutes } from "./health.js";
+export { ServiceMetrics, grpcCodeName } from "./metrics.js";
+export type { ProcessingBatch } from "./metrics.js";
+export { countProductsByStatus } from "./products-by-status.js";
+export { rateLimitInterceptor, RETRY_AFTER } from "./rate-limit.js";
+export { Readiness } from "./readiness.js";
+export type { ReadinessReport } from "./readiness.js";
+export { installRequestIdHeader, requestIdOf, REQUEST_ID_HEADER } from "./request-id.js";
+export { TokenBuckets } from "./token-bucket.js";
+export { storeOf } from "./store-errors.js";

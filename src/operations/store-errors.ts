@@ -1,0 +1,27 @@
+import { DrizzleQueryError } from "drizzle-orm";
+
+/** Which data store an error came from, as far as its type says; undefined when it says neither. */
+export type Store = "mysql" | "redis";
+
+const REDIS_ERROR_NAMES = new Set(["ReplyError", "MaxRetriesPerRequestError", "ParserError", "AbortError", "ClusterAllFailedError"]);
+// ioredis raises these as plain Errors.
+const REDIS_MESSAGES = [/^Connection is closed\.?$/, /^Command timed out$/, /^Stream isn't writeable/];
+
+/**
+ * Walks the cause chain looking for the marks each client leaves: a failed drizzle query (drizzle
+ * runs only MySQL here), mysql2 errors with an SQL state or an ER_/PROTOCOL_ code; ioredis errors
+ * with their own classes or fixed messages. A bare network error (ECONNREFUSED) names no store and is not attributed.
+ */
+export function storeOf(error: unknown): Store | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && typeof current === "object" && depth < 5; depth++) {
+    const { name, code, sqlState, message } = current as { name?: unknown; code?: unknown; sqlState?: unknown; message?: unknown };
+    if (typeof sqlState === "string" || (typeof code === "string" && /^(ER_|PROTOCOL_)/.test(code)) || current instanceof DrizzleQueryError) {
+      return "mysql";
+    }
+    if (typeof name === "string" && REDIS_ERROR_NAMES.has(name)) return "redis";
+    if (typeof message === "string" && REDIS_MESSAGES.some((pattern) => pattern.test(message))) return "redis";
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
