@@ -1,16 +1,42 @@
-import { ConfigError, loadConfig } from "./config/index.js";
+import { parseArgs } from "node:util";
 import pino from "pino";
+import { ConfigError, loadConfig } from "./config/index.js";
+import type { Config } from "./config/index.js";
+import { samplePhotos } from "./provisioning/index.js";
 import { createApp } from "./server/app.js";
+import { registerDemoPhotos, seedDemo } from "./server/demo.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
 
+const USAGE = `usage: npm start [-- --demo]
+
+  --demo   also create a demo organization, key and catalog of sample photos, and print the
+           web page's address and the key (the demo's images are fetched from this service
+           itself, so image fetching from private addresses is allowed in this mode)`;
+
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { demo: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const configured = loadConfig(process.env);
-  const redis = await resolveRedisUrl(configured, pino({ level: configured.logLevel }));
+  const log = pino({ level: configured.logLevel });
+  const redis = await resolveRedisUrl(configured, log);
   // Workers forked by the service get this configuration, so they use the same Redis.
-  const config = { ...configured, redis: { ...configured.redis, url: redis.url } };
+  let config: Config = { ...configured, redis: { ...configured.redis, url: redis.url } };
+  if (values.demo) config = { ...config, processing: { ...config.processing, allowPrivateImageHosts: true } };
+  const photos = values.demo ? await samplePhotos(config.cacheDir) : undefined;
   const app = await createApp(config);
+  if (photos) registerDemoPhotos(app.rest, photos);
   const { restUrl, grpcUrl } = await app.listen();
   app.rest.log.info({ restUrl, grpcUrl }, "vitrine is serving");
+  if (values.demo) {
+    const demo = await seedDemo(app.core, restUrl);
+    console.log(
+      `\nDemo ready: open ${restUrl}/ui\n  organization ${demo.organizationId}\n  API key      ${demo.key}\n  catalog      ${demo.catalogId}\n` +
+        `The six products are processed in the background; the page shows their progress.\n`,
+    );
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

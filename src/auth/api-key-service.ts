@@ -8,12 +8,19 @@ import type { Scope } from "./scopes.js";
 
 export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
 
+/** Key records kept in memory at most, so a flood of distinct keys cannot grow it without bound. */
+const CACHE_ENTRIES = 10_000;
+
 export class ApiKeyService {
   private readonly adminKeyHash: string;
+  /** Recently read key records: every call is authenticated, and a database round trip each is most of a search's time. */
+  private readonly cache = new Map<string, { record: ApiKeyRecord; until: number }>();
 
   constructor(
     private readonly keys: ApiKeyRepository,
     adminKey: string,
+    /** How long a key record read from storage is trusted; a revocation by another process takes effect within it. */
+    private readonly cacheMs = 0,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.adminKeyHash = hashSecret(adminKey);
@@ -24,7 +31,7 @@ export class ApiKeyService {
     if (!presented) throw unauthenticated("missing API key: send it in the SERVICE_API_KEY header");
     if (secretsMatch(presented, this.adminKeyHash)) return { kind: "admin" };
     const parsed = parseKey(presented);
-    const record = parsed && (await this.keys.findById(parsed.id));
+    const record = parsed && (await this.record(parsed.id));
     if (!parsed || !record || !secretsMatch(parsed.secret, record.secretHash) || record.revokedAt) {
       throw unauthenticated("invalid API key");
     }
@@ -68,8 +75,23 @@ export class ApiKeyService {
   async revoke(organizationId: string, keyId: string): Promise<ApiKeyView> {
     const orgId = parseUuid(organizationId, "organizationId");
     const record = await this.keys.revoke(orgId, keyId, this.now());
+    this.cache.delete(keyId);
     if (!record) throw notFound(`API key ${keyId} not found in this organization`);
     return view(record);
+  }
+
+  private async record(id: string): Promise<ApiKeyRecord | undefined> {
+    const now = Date.now();
+    const cached = this.cache.get(id);
+    if (cached && cached.until > now) return cached.record;
+    const record = await this.keys.findById(id);
+    // Unknown ids are not remembered: only real keys take room.
+    if (record && this.cacheMs > 0) {
+      this.cache.delete(id);
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(id, { record, until: now + this.cacheMs });
+    }
+    return record;
   }
 }
 

@@ -1,36 +1,26 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+// `vitrine`: command-line client of a running Vitrine service (a Connect client over HTTP/1.1).
 import { parseArgs } from "node:util";
-import { toJson } from "@bufbuild/protobuf";
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import {
-  ApiKeyService,
-  CreateApiKeyResponseSchema,
-  ListApiKeysResponseSchema,
-  RevokeApiKeyResponseSchema,
-} from "../gen/vitrine/v1/api_key_service_pb.js";
-import { CatalogService, ReindexCatalogResponseSchema } from "../gen/vitrine/v1/catalog_service_pb.js";
+import { ConnectError } from "@connectrpc/connect";
+import { CATALOGS_HELP, catalogsCommand } from "./catalogs.js";
+import { cliContext, UsageError } from "./context.js";
+import { IMPORT_HELP, importCommand } from "./import.js";
+import { KEYS_HELP, keysCommand } from "./keys.js";
 
 const HELP = `vitrine: command-line client of a running Vitrine service
 
-Usage:
-  vitrine keys create --org <uuid> --scopes read,write,search [--name <text>] [--expires <RFC 3339>]
-  vitrine keys list   --org <uuid>
-  vitrine keys revoke --org <uuid> --key <key id>
-  vitrine catalogs reindex --org <uuid> --catalog <uuid>
+Commands:
+  keys create|list|revoke        organization API keys (admin key)
+  catalogs list|status|reindex   catalogs, processing progress, search index repair
+  import                         load a CSV or JSONL file of products into a catalog
 
-Options:
-  --url <url>        service REST/Connect address (default http://127.0.0.1:$PORT, PORT default 8080)
-  --admin-key <key>  admin key (default $ADMIN_API_KEY, else the key stored in $DATA_DIR/admin-api-key)
-  -h, --help         this help
+Options for every command:
+  --url <url>          service REST/Connect address (default http://127.0.0.1:$PORT, PORT default 8080)
+  --admin-key <key>    admin key (default $ADMIN_API_KEY, else the key stored in $DATA_DIR/admin-api-key)
+  --api-key <key>      organization key (default $VITRINE_API_KEY)
+  -h, --help           help; "vitrine <command> --help" for a command's own`;
 
-The created key's secret is printed once; store it, the service keeps only its hash.
-reindex rebuilds a catalog's search index from the embeddings stored in MySQL (nothing is
-re-embedded); the service also does this by itself when it finds the index missing or stale.`;
+const GROUP_HELP: Record<string, string> = { keys: KEYS_HELP, catalogs: CATALOGS_HELP, import: IMPORT_HELP };
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -39,91 +29,51 @@ async function main(argv: string[]): Promise<number> {
     options: {
       url: { type: "string" },
       "admin-key": { type: "string" },
+      "api-key": { type: "string" },
       org: { type: "string" },
+      catalog: { type: "string" },
       scopes: { type: "string" },
       name: { type: "string" },
       expires: { type: "string" },
       key: { type: "string" },
-      catalog: { type: "string" },
+      file: { type: "string" },
+      batch: { type: "string" },
+      wait: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
   const [group, command] = positionals;
-  if (values.help || (group !== "keys" && group !== "catalogs") || !command) {
+  if (!group || !(group in GROUP_HELP)) {
     console.log(HELP);
     return values.help ? 0 : 2;
   }
-  const baseUrl = values.url ?? `http://127.0.0.1:${process.env.PORT ?? "8080"}`;
-  const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
-  const callOptions = { headers: { service_api_key: adminKey(values["admin-key"]) } };
-  const organizationId = required(values.org, "--org");
-
-  if (group === "catalogs") {
-    if (command !== "reindex") throw new UsageError(`unknown command "catalogs ${command}"`);
-    const catalogs = createClient(CatalogService, transport);
-    const response = await catalogs.reindexCatalog({ organizationId, catalogId: required(values.catalog, "--catalog") }, callOptions);
-    print(ReindexCatalogResponseSchema, response);
+  if (values.help) {
+    console.log(GROUP_HELP[group]);
     return 0;
   }
-  const client = createClient(ApiKeyService, transport);
-
-  switch (command) {
-    case "create": {
-      const expires = values.expires ? new Date(values.expires) : undefined;
-      if (expires && Number.isNaN(expires.getTime())) throw new UsageError("--expires must be an RFC 3339 date-time");
-      const response = await client.createApiKey(
-        {
-          organizationId,
-          name: values.name ?? "",
-          scopes: required(values.scopes, "--scopes").split(",").map((s) => s.trim()).filter(Boolean),
-          expiresAt: expires && timestampFromDate(expires),
-        },
-        callOptions,
-      );
-      print(CreateApiKeyResponseSchema, response);
-      return 0;
-    }
-    case "list":
-      print(ListApiKeysResponseSchema, await client.listApiKeys({ organizationId }, callOptions));
-      return 0;
-    case "revoke":
-      print(
-        RevokeApiKeyResponseSchema,
-        await client.revokeApiKey({ organizationId, keyId: required(values.key, "--key") }, callOptions),
-      );
-      return 0;
-    default:
-      throw new UsageError(`unknown command "keys ${command}"`);
-  }
-}
-
-class UsageError extends Error {}
-
-function required(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`${flag} is required`);
-  return value;
-}
-
-function adminKey(flag: string | undefined): string {
-  if (flag) return flag;
-  if (process.env.ADMIN_API_KEY) return process.env.ADMIN_API_KEY;
-  const path = join(process.env.DATA_DIR ?? ".data", "admin-api-key");
+  const context = cliContext(values);
   try {
-    return readFileSync(path, "utf8").trim();
-  } catch {
-    throw new UsageError(`no admin key: pass --admin-key, set ADMIN_API_KEY, or run where ${path} exists`);
+    switch (group) {
+      case "keys":
+        await keysCommand(command, values, context);
+        return 0;
+      case "catalogs":
+        await catalogsCommand(command, values, context);
+        return 0;
+      default:
+        return await importCommand(values, context);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) error.message = `${error.message}\n\n${GROUP_HELP[group]}`;
+    throw error;
   }
-}
-
-function print<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): void {
-  console.log(JSON.stringify(toJson(schema, message), null, 2));
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${HELP}`);
+      console.error(error.message);
       process.exit(2);
     }
     if (error instanceof ConnectError) {

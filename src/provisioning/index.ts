@@ -1,2 +1,4 @@
 export { provisionRedis8 } from "./redis8.js";
 export type { ProvisionedRedis, ProvisionRedis8Options } from "./redis8.js";
+export { samplePhotos, SAMPLE_PHOTO_FILES } from "./sample-photos.js";
+export type { SamplePhotoName } from "./sample-photos.js";

@@ -1,4 +1,4 @@
-// Real photographs for tests that need them (a cat, a coffee cup, two views of one motorcycle...),
+// Real photographs for tests and the demo catalog (a cat, a coffee cup, two views of one motorcycle...),
 // taken from scikit-image's sample data in Debian's python3-skimage package. Fetched once per
 // cache directory with `apt-get download` (the machine's own apt sources; nothing is installed)
 // and unpacked with dpkg-deb; they never enter the repository.
@@ -6,11 +6,11 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { findDebianArchive } from "../../src/provisioning/debian-archive.js";
-import { withFileLock } from "../../src/provisioning/file-lock.js";
-import { runCommand } from "../../src/provisioning/run-command.js";
+import { findDebianArchive } from "./debian-archive.js";
+import { withFileLock } from "./file-lock.js";
+import { runCommand } from "./run-command.js";
 
-const FILES = {
+export const SAMPLE_PHOTO_FILES = {
   astronaut: "astronaut.png",
   chelsea: "chelsea.png", // a cat
   coffee: "coffee.png",
@@ -19,7 +19,7 @@ const FILES = {
   rocket: "rocket.jpg",
 } as const;
 
-export type SamplePhotoName = keyof typeof FILES;
+export type SamplePhotoName = keyof typeof SAMPLE_PHOTO_FILES;
 
 const PACKAGE = "python3-skimage";
 const DATA_DIR = "usr/lib/python3/dist-packages/skimage/data";
@@ -39,13 +39,13 @@ export async function samplePhotos(cacheDir: string): Promise<Record<SamplePhoto
     });
   }
   const entries = await Promise.all(
-    Object.entries(FILES).map(async ([name, file]) => [name, await readFile(path.join(dir, file))] as const),
+    Object.entries(SAMPLE_PHOTO_FILES).map(async ([name, file]) => [name, await readFile(path.join(dir, file))] as const),
   );
   return Object.fromEntries(entries) as Record<SamplePhotoName, Buffer>;
 }
 
 function complete(dir: string): boolean {
-  return Object.values(FILES).every((f) => existsSync(path.join(dir, f)));
+  return Object.values(SAMPLE_PHOTO_FILES).every((f) => existsSync(path.join(dir, f)));
 }
 
 async function fetchInto(dir: string): Promise<void> {
@@ -56,7 +56,7 @@ async function fetchInto(dir: string): Promise<void> {
     await runCommand("dpkg-deb", ["-x", deb, root], { timeoutMs: 120_000 });
     const photos = path.join(stage, "photos");
     await mkdir(photos);
-    for (const file of Object.values(FILES)) await copyFile(path.join(root, DATA_DIR, file), path.join(photos, file));
+    for (const file of Object.values(SAMPLE_PHOTO_FILES)) await copyFile(path.join(root, DATA_DIR, file), path.join(photos, file));
     // The folder appears complete or not at all.
     await rm(dir, { recursive: true, force: true });
     await rename(photos, dir);

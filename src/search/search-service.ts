@@ -15,6 +15,11 @@ import { queryVector } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
+const TARGET_CACHE_MS = 1000;
+/** The index was built for another view of the catalog than the one the query was made from. */
+const STALE = Symbol("stale");
+const TARGET_CACHE_ENTRIES = 10_000;
+
 /** How long a request waits for a rebuild of its catalog's index that another process is running. */
 const REBUILD_WAIT_MS = 20_000;
 
@@ -48,6 +53,8 @@ interface Want {
 }
 
 export class SearchService {
+  private readonly targets = new Map<string, { target: { map: StoredMap | undefined }; until: number }>();
+
   constructor(
     private readonly source: SearchSource,
     private readonly index: VectorIndex,
@@ -61,13 +68,13 @@ export class SearchService {
   async search(raw: SearchRequest): Promise<SearchHit[]> {
     const started = performance.now();
     const request = parseSearchRequest(raw);
-    const target = await this.target(request.organizationId, request.catalogId);
     const words = this.text.encode(request.query);
     const query = queryVector({ visual: words, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
-    // A query of words the model does not know matches nothing, rather than everything alike.
-    const hits = query
-      ? await this.nearest(request.catalogId, target.map, query, { ...request, threshold: request.similarityThreshold, exclude: undefined })
-      : [];
+    const want = { ...request, threshold: request.similarityThreshold, exclude: undefined };
+    const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) =>
+      // A query of words the model does not know matches nothing, rather than everything alike.
+      query ? this.nearest(request.catalogId, target.map, query, want) : [],
+    );
     this.searchLog.record({
       ...request,
       kind: "search",
@@ -83,21 +90,22 @@ export class SearchService {
   async recommend(raw: RecommendationRequest): Promise<RecommendationHit[]> {
     const started = performance.now();
     const request = parseRecommendationRequest(raw);
-    const target = await this.target(request.organizationId, request.catalogId);
-    const subject = await this.source.subject(request.catalogId, request.productId);
-    if (!subject) throw notFound(`product ${request.productId} not found in catalog ${request.catalogId}`);
-    if (!subject.embeddings) {
-      throw new AppError(
-        "failed_precondition",
-        `product ${request.productId} has no vectors yet (status ${subject.status}); recommendations need a processed product`,
-      );
-    }
-    const space = await this.spaces.forMap(target.map);
-    const { image, colour, text } = subject.embeddings;
-    const query = queryVector({ visual: space.project(image, colour), text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
-    const hits = query
-      ? await this.nearest(request.catalogId, target.map, query, { ...request, threshold: -Infinity, exclude: request.productId })
-      : [];
+    const want = { ...request, threshold: -Infinity, exclude: request.productId };
+    const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) => {
+      const subject = await this.source.subject(request.catalogId, request.productId);
+      if (!subject) throw notFound(`product ${request.productId} not found in catalog ${request.catalogId}`);
+      if (!subject.embeddings) {
+        throw new AppError(
+          "failed_precondition",
+          `product ${request.productId} has no vectors yet (status ${subject.status}); recommendations need a processed product`,
+        );
+      }
+      const space = await this.spaces.forMap(target.map);
+      const { image, colour, text } = subject.embeddings;
+      const visual = space.project(image, colour);
+      const query = queryVector({ visual, text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+      return query ? this.nearest(request.catalogId, target.map, query, want) : [];
+    });
     this.searchLog.record({
       ...request,
       kind: "recommendations",
@@ -126,9 +134,20 @@ export class SearchService {
     return result.rebuilt ?? 0;
   }
 
-  private async target(organizationId: string, catalogId: string): Promise<{ map: StoredMap | undefined }> {
+  /**
+   * The organization's active catalog, remembered for TARGET_CACHE_MS: a lookup per request is a
+   * large share of a search's time. A stale entry is harmless: the index answers "stale" for an
+   * out-of-date map or a dropped catalog, and the query then looks again (see nearest).
+   */
+  private async target(organizationId: string, catalogId: string, fresh = false): Promise<{ map: StoredMap | undefined }> {
+    const key = `${organizationId}/${catalogId}`;
+    const cached = this.targets.get(key);
+    if (!fresh && cached && cached.until > Date.now()) return cached.target;
+    this.targets.delete(key);
     const target = await this.source.target(organizationId, catalogId);
     if (!target) throw notFound(`catalog ${catalogId} not found`);
+    if (this.targets.size >= TARGET_CACHE_ENTRIES) this.targets.delete(this.targets.keys().next().value!);
+    this.targets.set(key, { target, until: Date.now() + TARGET_CACHE_MS });
     return target;
   }
 
@@ -138,12 +157,25 @@ export class SearchService {
    * exploring early; so this widens the request until it holds topK passing elements, the rest
    * fall below the threshold, or an exact scan has seen every element.
    */
+  /**
+   * Runs a query against the catalog as last seen. If the index reports it stale, the catalog is
+   * looked up afresh (it may have been deleted, or its map refitted since) and the query runs once
+   * more, rebuilt from the fresh view; only then is the index itself repaired (see nearest).
+   */
+  private async withTarget<T>(organizationId: string, catalogId: string, run: (target: { map: StoredMap | undefined }) => Promise<T | typeof STALE>): Promise<T> {
+    const first = await run(await this.target(organizationId, catalogId));
+    if (first !== STALE) return first;
+    const again = await run(await this.target(organizationId, catalogId, true));
+    if (again === STALE) throw indexBusy(catalogId);
+    return again;
+  }
+
   private async nearest(
     catalogId: string,
     map: StoredMap | undefined,
     query: QueryVector,
     want: Want,
-  ): Promise<{ productId: string; score: number; attributes: JsonObject }[]> {
+  ): Promise<{ productId: string; score: number; attributes: JsonObject }[] | typeof STALE> {
     const expectedVersion = this.sync.versionFor(map);
     let count = want.topK + (want.exclude === undefined ? 0 : 1);
     if (want.filters.length > 0) count *= 2;
@@ -152,8 +184,10 @@ export class SearchService {
     for (;;) {
       const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion });
       if (answer.kind === "stale") {
-        // The index lost its data, or the model or map changed since it was built.
-        if (synced || !(await this.sync.sync(catalogId, { waitMs: REBUILD_WAIT_MS }))) throw indexBusy(catalogId);
+        if (synced) return STALE;
+        // The index lost its data, or the model or map changed since it was built; or this view of
+        // the catalog is out of date, which the sync finds out (and the caller then looks again).
+        if (!(await this.sync.sync(catalogId, { waitMs: REBUILD_WAIT_MS }))) throw indexBusy(catalogId);
         synced = true;
         continue;
       }

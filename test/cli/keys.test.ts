@@ -45,7 +45,7 @@ describe("vitrine keys", () => {
       code: 1,
       stderr: expect.stringMatching(/unknown scope "root"/),
     });
-    const help = await cli("--help");
-    expect(help.stdout).toMatch(/vitrine keys create/);
+    expect((await cli("--help")).stdout).toMatch(/keys create\|list\|revoke/);
+    expect((await cli("keys", "--help")).stdout).toMatch(/vitrine keys create --org <uuid> --scopes/);
   });
 });
