@@ -1,0 +1,991 @@
+// Search benchmark: latency, throughput, recall and memory of search at catalog sizes N, against a
+// real Redis 8 and the real service (REST and gRPC) in this process. Not a test: numbers, not verdicts.
+//
+//   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
+//                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
+//                           [--mysql-url mysql://root@127.0.0.1:3306]
+//
+// Per N: a fresh MySQL database and service (WORKERS=0), one org key and catalog made over REST, N
+// products created over REST (they stay PROCESSING: no image model runs), then their index entries
+// written straight into the vector set with the production code (elementVector + RedisVectorIndex
+// .rebuild at the version the service expects), from synthetic CLUSTERED visual and text vectors
+// anchored on GloVe encodings of product phrases, so that text queries land among the data.
+// Ground truth is a brute-force scan in JS over the vectors generated here (independent of Redis).
+// Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
+// agent) run in a worker thread, so client work does not share the server's event loop; everything
+// (clients, service, Redis, MariaDB) still shares this machine's cores.
+// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, INDEX_SWEEP_MS and REDIS_URL are
+// read from the environment as the service reads them.
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Redis } from "ioredis";
+import type { Rank } from "../src/catalogs/index.js";
+import type { OpenedTextEncoder } from "../src/embeddings/index.js";
+import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
+import type { IndexEntry } from "../src/search/index.js";
+import type { App } from "../src/server/app.js";
+import { elementVector, queryVector } from "../src/search/vector-layout.js";
+
+// ---------------------------------------------------------------------------------------------
+// Shared shapes (main thread and load-generator worker)
+
+type Mode = "raw" | "grpc" | "rest";
+
+interface Target {
+  restUrl: string;
+  grpcUrl: string;
+  redisUrl: string;
+  apiKey: string;
+  organizationId: string;
+  catalogId: string;
+  vectorsKey: string;
+}
+
+interface Task {
+  mode: Mode;
+  concurrency: number;
+  warmup: number;
+  total: number;
+  /** raw VSIM only. */
+  ef: number;
+  /** Service modes: the query strings. */
+  queries: string[];
+  /** raw mode: FP32 query blobs, index-aligned with queries. */
+  blobs: Uint8Array[];
+}
+
+interface TaskResult {
+  latencies: number[];
+  wallMs: number;
+  /** Product ids returned per query (index into queries/blobs), from the measured phase. */
+  results: string[][];
+  errors: number;
+  firstError: string | undefined;
+  /** CPU time of the load-generator thread during the measured phase. */
+  clientCpuMs: number;
+}
+
+const TOP_K = 10;
+const VISUAL_WEIGHT = 0.5;
+
+// ---------------------------------------------------------------------------------------------
+// Load generator (worker thread)
+
+async function workerMain(): Promise<void> {
+  const port = parentPort!;
+  const target = workerData as Target;
+  const transport = createGrpcTransport({ baseUrl: target.grpcUrl });
+  const grpc = createClient(SearchService, transport);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const rest = new URL(target.restUrl);
+  const redisPool: Redis[] = [];
+  const grpcHeaders = { service_api_key: target.apiKey };
+
+  const restBodies = new Map<string, string>();
+  function restSearch(query: string): Promise<string[]> {
+    let body = restBodies.get(query);
+    if (body === undefined) {
+      body = JSON.stringify({
+        organizationId: target.organizationId,
+        catalogId: target.catalogId,
+        query,
+        topK: TOP_K,
+        visual_weight: VISUAL_WEIGHT,
+        similarity_threshold: 0,
+      });
+      restBodies.set(query, body);
+    }
+    const payload = body;
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          agent,
+          host: rest.hostname,
+          port: rest.port,
+          method: "POST",
+          path: "/search",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), SERVICE_API_KEY: target.apiKey },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            if (res.statusCode !== 200) return reject(new Error(`REST /search ${res.statusCode}: ${text.slice(0, 300)}`));
+            const parsed = JSON.parse(text) as { results: { productId: string }[] };
+            resolve(parsed.results.map((r) => r.productId));
+          });
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end(payload);
+    });
+  }
+
+  async function rawConnections(count: number): Promise<Redis[]> {
+    while (redisPool.length < count) {
+      const r = new Redis(target.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+      await r.connect();
+      redisPool.push(r);
+    }
+    return redisPool.slice(0, count);
+  }
+
+  async function runTask(task: Task): Promise<TaskResult> {
+    const n = task.mode === "raw" ? task.blobs.length : task.queries.length;
+    const conns = task.mode === "raw" ? await rawConnections(task.concurrency) : [];
+    const blobs = task.blobs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    const one = async (i: number, client: number): Promise<string[]> => {
+      const q = i % n;
+      if (task.mode === "raw") {
+        const reply = (await conns[client]!.call(
+          "VSIM", target.vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "EF", String(task.ef),
+        )) as string[];
+        const ids: string[] = [];
+        for (let k = 0; k < reply.length; k += 2) ids.push(String(reply[k]));
+        return ids;
+      }
+      if (task.mode === "grpc") {
+        const res = await grpc.searchProducts(
+          {
+            organizationId: target.organizationId,
+            catalogId: target.catalogId,
+            query: task.queries[q]!,
+            topK: TOP_K,
+            visualWeight: VISUAL_WEIGHT,
+            similarityThreshold: 0,
+          },
+          { headers: grpcHeaders },
+        );
+        return res.results.map((r) => r.productId);
+      }
+      return restSearch(task.queries[q]!);
+    };
+    let errors = 0;
+    let firstError: string | undefined;
+    const drive = async (total: number, record: ((i: number, ms: number, ids: string[]) => void) | undefined) => {
+      let next = 0;
+      const loop = async (client: number) => {
+        for (;;) {
+          const i = next++;
+          if (i >= total) return;
+          const t0 = performance.now();
+          try {
+            const ids = await one(i, client);
+            record?.(i, performance.now() - t0, ids);
+          } catch (error) {
+            errors++;
+            firstError ??= (error as Error).message;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: task.concurrency }, (_, c) => loop(c)));
+    };
+    await drive(task.warmup, undefined);
+    const latencies: number[] = [];
+    const results: string[][] = new Array<string[]>(n);
+    const cpu0 = threadCpuMs();
+    const started = performance.now();
+    await drive(task.total, (i, ms, ids) => {
+      latencies.push(ms);
+      results[i % n] ??= ids;
+    });
+    const wallMs = performance.now() - started;
+    return { latencies, wallMs, results, errors, firstError, clientCpuMs: threadCpuMs() - cpu0 };
+  }
+
+  port.on("message", (message: { id: number; task: Task } | { close: true }) => {
+    if ("close" in message) {
+      void (async () => {
+        for (const r of redisPool) await r.quit().catch(() => undefined);
+        agent.destroy();
+        port.postMessage({ closed: true });
+        port.close();
+      })();
+      return;
+    }
+    runTask(message.task).then(
+      (result) => port.postMessage({ id: message.id, result }),
+      (error: unknown) => port.postMessage({ id: message.id, error: (error as Error).stack ?? String(error) }),
+    );
+  });
+}
+
+/** CPU time of the calling thread (Linux), in ms; NaN elsewhere. */
+function threadCpuMs(): number {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time of the local MariaDB/MySQL server process (all its clients), in ms; NaN if not found. */
+function mysqlServerCpuMs(): number {
+  try {
+    for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      let comm: string;
+      try {
+        comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      } catch {
+        continue;
+      }
+      if (comm !== "mariadbd" && comm !== "mysqld") continue;
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, USER_HZ 100
+    }
+  } catch {
+    // not Linux
+  }
+  return NaN;
+}
+
+class LoadGenerator {
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(r: TaskResult): void; reject(e: Error): void }>();
+  private closed: (() => void) | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on("message", (m: { id: number; result?: TaskResult; error?: string } | { closed: true }) => {
+      if ("closed" in m) return this.closed?.();
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p?.reject(new Error(`load generator: ${m.error}`));
+      else p?.resolve(m.result!);
+    });
+    worker.on("error", (e) => {
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+    });
+  }
+
+  /** A worker thread running this same file; tsx is registered there before the file loads. */
+  static start(target: Target): LoadGenerator {
+    const tsx = import.meta.resolve("tsx/esm/api");
+    const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    return new LoadGenerator(new Worker(boot, { eval: true, workerData: target }));
+  }
+
+  run(task: Task): Promise<TaskResult> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, task });
+    });
+  }
+
+  async close(): Promise<void> {
+    const done = new Promise<void>((resolve) => (this.closed = resolve));
+    this.worker.postMessage({ close: true });
+    await Promise.race([done, sleep(3000)]);
+    await this.worker.terminate();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synthetic catalog
+
+/** ~50 queries a shopper might type; every one has words GloVe knows. */
+const QUERIES = [
+  "red summer dress", "black leather handbag", "white running shoes", "blue denim jacket", "wool winter coat",
+  "silk scarf", "gold necklace", "silver earrings", "leather wallet", "mens dress shirt",
+  "cotton t-shirt", "floral maxi skirt", "wireless headphones", "bluetooth speaker", "stainless steel watch",
+  "kitchen knife set", "non stick frying pan", "coffee maker", "ceramic mug", "wooden dining table",
+  "office chair", "velvet sofa", "bedside lamp", "cotton bed sheets", "down pillow",
+  "yoga mat", "mountain bike", "camping tent", "hiking boots", "swimming goggles",
+  "tennis racket", "kids toy car", "baby stroller", "plush teddy bear", "red lipstick",
+  "face moisturizer", "perfume for women", "shampoo for dry hair", "polarized sunglasses", "brown leather belt",
+  "baseball cap", "school backpack", "laptop sleeve", "phone case", "smart watch",
+  "gaming keyboard", "desk organizer", "scented candle", "garden hose", "dog collar",
+];
+
+/** 20 categories (metadata.category), each with item nouns used to anchor the clusters. */
+const CATEGORIES: [string, string[]][] = [
+  ["dresses", ["dress", "gown", "skirt", "sundress"]],
+  ["bags", ["handbag", "backpack", "tote", "wallet", "purse"]],
+  ["shoes", ["sneakers", "shoes", "boots", "sandals", "heels"]],
+  ["outerwear", ["jacket", "coat", "parka", "raincoat", "blazer"]],
+  ["jewelry", ["necklace", "earrings", "bracelet", "ring", "pendant"]],
+  ["accessories", ["scarf", "belt", "sunglasses", "cap", "hat"]],
+  ["tops", ["shirt", "t-shirt", "blouse", "sweater", "hoodie"]],
+  ["audio", ["headphones", "speaker", "earbuds", "microphone", "radio"]],
+  ["watches", ["watch", "smartwatch", "wristwatch", "clock", "timer"]],
+  ["kitchen", ["knife", "pan", "pot", "mug", "blender", "kettle"]],
+  ["furniture", ["table", "chair", "sofa", "desk", "shelf"]],
+  ["lighting", ["lamp", "lantern", "chandelier", "candle", "bulb"]],
+  ["bedding", ["sheets", "pillow", "blanket", "duvet", "mattress"]],
+  ["sports", ["racket", "ball", "goggles", "mat", "dumbbells"]],
+  ["outdoor", ["tent", "bike", "hose", "grill", "hammock"]],
+  ["toys", ["toy", "doll", "puzzle", "teddy", "car"]],
+  ["baby", ["stroller", "crib", "bottle", "blanket", "onesie"]],
+  ["beauty", ["lipstick", "moisturizer", "mascara", "serum", "cream"]],
+  ["fragrance", ["perfume", "cologne", "shampoo", "soap", "lotion"]],
+  ["pets", ["collar", "leash", "bowl", "kennel", "toy"]],
+];
+
+const ADJECTIVES = [
+  "red", "black", "white", "blue", "green", "brown", "grey", "pink", "leather", "cotton",
+  "wool", "silk", "wooden", "steel", "vintage", "modern", "classic", "luxury", "small", "large",
+];
+
+const CLUSTERS = 200;
+const BRANDS = 200;
+/** Per-dimension Gaussian noise of products around their cluster (text, visual). */
+const TEXT_NOISE = 0.08;
+const VISUAL_NOISE = 0.1;
+
+function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gaussian(random: () => number): number {
+  const u = Math.max(random(), 1e-12);
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
+}
+
+function normalise(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  n = Math.sqrt(n) || 1;
+  for (let i = 0; i < v.length; i++) v[i] = v[i]! / n;
+  return v;
+}
+
+/** base + scale * unit Gaussian direction (or per-dimension sigma), renormalised. */
+function jitter(random: () => number, base: Float32Array, sigma: number): Float32Array {
+  const out = new Float32Array(base.length);
+  for (let i = 0; i < base.length; i++) out[i] = base[i]! + sigma * gaussian(random);
+  return normalise(out);
+}
+
+interface Catalog {
+  n: number;
+  dims: number;
+  ids: string[];
+  /** N x dims element vectors, row-major. */
+  elements: Float32Array;
+  ranks: Rank[];
+  metadata: { category: string; price: number; brand: string }[];
+  descriptors: string[];
+}
+
+function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number): Catalog {
+  const random = seededRandom(seed);
+  const dimsText = text.dimensions;
+  const dimsVisual = text.dimensions; // visual vectors live in the text space (visual-space.ts)
+  const clusters = Array.from({ length: CLUSTERS }, (_, c) => {
+    const [category, items] = CATEGORIES[c % CATEGORIES.length]!;
+    const phrase = `${ADJECTIVES[Math.floor(random() * ADJECTIVES.length)]} ${items[Math.floor(random() * items.length)]}`;
+    const encoded = text.encode(phrase);
+    // Anchored on the phrase's GloVe vector, moved by a random direction so that no two coincide.
+    const textCentroid = jitter(random, encoded, 0.04);
+    // A photo's mapped vector resembles its text but is not it.
+    const visualCentroid = jitter(random, textCentroid, 0.08);
+    return { category, phrase, textCentroid, visualCentroid };
+  });
+  const dims = dimsVisual + dimsText + 3;
+  const elements = new Float32Array(n * dims);
+  const ids: string[] = [];
+  const ranks: Rank[] = [];
+  const metadata: Catalog["metadata"] = [];
+  const descriptors: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const c = clusters[Math.floor(random() * CLUSTERS)]!;
+    const t = jitter(random, c.textCentroid, TEXT_NOISE);
+    const v = jitter(random, c.visualCentroid, VISUAL_NOISE);
+    const r = random();
+    const rank: Rank = r < 0.02 ? "SUPER_BOOST" : r < 0.07 ? "BOOST" : "NO_BOOST";
+    elements.set(elementVector(v, t, rank), i * dims);
+    ids.push(`p${String(i).padStart(7, "0")}`);
+    ranks.push(rank);
+    metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand: `brand-${Math.floor(random() * BRANDS)}` });
+    descriptors.push(`${c.phrase} ${i}`);
+  }
+  return { n, dims, ids, elements, ranks, metadata, descriptors };
+}
+
+/** Exact top-k by dot product (elements are unit length, so this is the cosine order). */
+function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number): { ids: string[]; dots: number[] } {
+  const { elements, dims, n } = catalog;
+  const best: number[] = [];
+  const bestDot: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const base = i * dims;
+    let d = 0;
+    for (let j = 0; j < dims; j++) d += elements[base + j]! * query[j]!;
+    if (best.length < k || d > bestDot[best.length - 1]!) {
+      let pos = Math.min(best.length, k - 1);
+      if (best.length < k) {
+        best.push(i);
+        bestDot.push(d);
+        pos = best.length - 1;
+      }
+      while (pos > 0 && bestDot[pos - 1]! < d) {
+        best[pos] = best[pos - 1]!;
+        bestDot[pos] = bestDot[pos - 1]!;
+        pos--;
+      }
+      best[pos] = i;
+      bestDot[pos] = d;
+    }
+  }
+  return { ids: best.map((i) => catalog.ids[i]!), dots: bestDot };
+}
+
+function fp32(vector: Float32Array): Buffer {
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and printing
+
+interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  qps: number;
+}
+
+function stats(latencies: readonly number[], wallMs?: number): Stats {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  return { n: sorted.length, p50: at(0.5), p99: at(0.99), mean: sum / sorted.length, qps: wallMs ? (sorted.length / wallMs) * 1000 : 1000 / (sum / sorted.length) };
+}
+
+function recallAt(results: readonly (string[] | undefined)[], truth: readonly string[][]): number {
+  let sum = 0;
+  for (let q = 0; q < truth.length; q++) {
+    const got = new Set(results[q] ?? []);
+    sum += truth[q]!.filter((id) => got.has(id)).length / truth[q]!.length;
+  }
+  return sum / truth.length;
+}
+
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+const pad = (s: string, w: number) => s.padEnd(w);
+const padL = (s: string, w: number) => s.padStart(w);
+const sleep = (t: number) => new Promise((resolve) => setTimeout(resolve, t));
+
+function statLine(label: string, s: Stats, extra = ""): string {
+  return `  ${pad(label, 46)} p50 ${padL(ms(s.p50), 10)}  p99 ${padL(ms(s.p99), 10)}  mean ${padL(ms(s.mean), 10)}  ${padL(s.qps.toFixed(0), 6)} QPS${extra}`;
+}
+
+async function timed<T>(count: number, warmup: number, fn: (i: number) => Promise<T> | T): Promise<Stats> {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const latencies: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    latencies.push(performance.now() - t0);
+  }
+  return stats(latencies, performance.now() - started);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main thread
+
+interface Options {
+  sizes: number[];
+  queries: number;
+  warmup: number;
+  concurrency: number;
+  efSweep: number[];
+  mysqlBase: string;
+  cacheDir: string;
+  loadConcurrency: number;
+}
+
+interface Outcome {
+  n: number;
+  exactService: boolean;
+  ef: number;
+  loadRestMs: number;
+  loadIndexMs: number;
+  bytesPerProductKey: number;
+  bytesPerProductInfo: number;
+  recallRaw: number;
+  recallService: number;
+  raw1: Stats;
+  raw8: Stats;
+  grpc1: Stats;
+  grpc8: Stats;
+  rest1: Stats;
+  rest8: Stats;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      n: { type: "string", default: "10000,100000" },
+      queries: { type: "string", default: "500" },
+      warmup: { type: "string", default: "100" },
+      concurrency: { type: "string", default: "8" },
+      "ef-sweep": { type: "string", default: "50,100,200,400" },
+      "redis-port": { type: "string", default: "0" },
+      "load-concurrency": { type: "string", default: "2" },
+      "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306" },
+    },
+  });
+  const { homedir } = await import("node:os");
+  const options: Options = {
+    sizes: values.n.split(",").map((s) => Number(s.trim().replace(/k$/i, "000"))),
+    queries: Number(values.queries),
+    warmup: Number(values.warmup),
+    concurrency: Number(values.concurrency),
+    efSweep: values["ef-sweep"].split(",").map(Number),
+    mysqlBase: values["mysql-url"],
+    loadConcurrency: Number(values["load-concurrency"]),
+    cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
+  };
+  if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
+
+  const runStarted = performance.now();
+  const { provisionRedis8 } = await import("../src/provisioning/index.js");
+  const { openTextEncoder } = await import("../src/embeddings/index.js");
+
+  let redisUrl = process.env.REDIS_URL;
+  let stopRedis: (() => Promise<void>) | undefined;
+  let redisDataDir: string | undefined;
+  if (!redisUrl) {
+    redisDataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-redis-"));
+    const port = Number(values["redis-port"]) || (await freePort());
+    const redis = await provisionRedis8({ cacheDir: options.cacheDir, port, dataDir: redisDataDir, log: (line) => console.error(`[redis8] ${line}`) });
+    redisUrl = redis.url;
+    if (redis.startedByUs) stopRedis = () => redis.stop();
+  }
+  const text = await openTextEncoder({ cacheDir: options.cacheDir });
+  const outcomes: Outcome[] = [];
+  try {
+    const info = new Redis(redisUrl);
+    const server = /^redis_version:(\S+)/m.exec(await info.info("server"))?.[1];
+    await info.quit();
+    console.log(`search benchmark: sizes ${options.sizes.join(", ")}; ${options.queries} measured requests per case after ${options.warmup} warm-up; ` +
+      `${QUERIES.length} distinct queries; Redis ${server} at ${redisUrl}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
+      `${availableParallelism()} CPU cores shared by clients, service, Redis and MariaDB`);
+    for (const n of options.sizes) outcomes.push(await runSize(n, options, redisUrl, text));
+  } finally {
+    await text.close();
+    if (stopRedis) await stopRedis();
+    if (redisDataDir) rmSync(redisDataDir, { recursive: true, force: true });
+  }
+  printSummary(outcomes);
+  console.log(`\ntotal run time ${((performance.now() - runStarted) / 1000).toFixed(0)} s`);
+}
+
+async function runSize(n: number, options: Options, redisUrl: string, text: OpenedTextEncoder): Promise<Outcome> {
+  const { loadConfig } = await import("../src/config/index.js");
+  const { createApp } = await import("../src/server/app.js");
+  const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
+  const { rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
+  const pino = (await import("pino")).default;
+  const mysql = (await import("mysql2/promise")).default;
+
+  console.log(`\n=== N = ${n.toLocaleString("en-US")} products ===   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+  const database = `vitrine_bench_search_${randomBytes(4).toString("hex")}`;
+  const dbUrl = new URL(options.mysqlBase);
+  dbUrl.pathname = `/${database}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-search-"));
+  const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
+  const adminKey = `bench-admin-${randomUUID()}`;
+  const passThrough = Object.fromEntries(
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+  );
+  const config = loadConfig({
+    ...passThrough,
+    PORT: "0",
+    GRPC_PORT: "0",
+    HOST: "127.0.0.1",
+    MYSQL_URL: dbUrl.toString(),
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: keyPrefix,
+    ADMIN_API_KEY: adminKey,
+    DATA_DIR: dataDir,
+    CACHE_DIR: options.cacheDir,
+    LOG_LEVEL: "warn",
+    SHUTDOWN_GRACE_MS: "500",
+    WORKERS: "0",
+  });
+  let app: App | undefined;
+  let load: LoadGenerator | undefined;
+  try {
+    app = await createApp(config);
+    const { restUrl, grpcUrl } = await app.listen();
+    const { ef, exactUpTo } = config.search;
+    const exactService = n <= exactUpTo;
+    const redis = app.redis;
+
+    // 1. An organization key and a catalog, over REST as a customer would.
+    const organizationId = randomUUID();
+    const keyRes = await fetch(`${restUrl}/organizations/${organizationId}/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", SERVICE_API_KEY: adminKey },
+      body: JSON.stringify({ name: "bench", scopes: ["read", "write", "search"] }),
+    });
+    if (keyRes.status !== 201) throw new Error(`key creation failed: ${keyRes.status} ${await keyRes.text()}`);
+    const apiKey = ((await keyRes.json()) as { key: string }).key;
+    const api = (method: string, path: string, body: unknown) =>
+      fetch(restUrl + path, { method, headers: { "content-type": "application/json", SERVICE_API_KEY: apiKey }, body: JSON.stringify(body) });
+    const catRes = await api("POST", `/organizations/${organizationId}/catalogs`, { name: `bench-${n}`, description: "search benchmark" });
+    if (catRes.status !== 200 && catRes.status !== 201) throw new Error(`catalog creation failed: ${catRes.status} ${await catRes.text()}`);
+    const catalogId = ((await catRes.json()) as { id: string }).id;
+    const vectorsKey = `${keyPrefix}{${catalogId}}:vectors`;
+
+    // 2. Synthetic products: rows over REST, index entries straight into the vector set.
+    const genStarted = performance.now();
+    const catalog = syntheticCatalog(n, text, 20240601 + n);
+    const genMs = performance.now() - genStarted;
+
+    const restStarted = performance.now();
+    const BATCH = 1000;
+    let nextBatch = 0;
+    const loader = async () => {
+      for (;;) {
+        const start = nextBatch;
+        nextBatch += BATCH;
+        if (start >= n) return;
+        const batch = [];
+        for (let i = start; i < Math.min(n, start + BATCH); i++) {
+          batch.push({ id: catalog.ids[i]!, imageUrl: `https://images.example/${catalog.ids[i]}.jpg`, descriptor: catalog.descriptors[i]!, metadata: catalog.metadata[i]! });
+        }
+        const res = await api("POST", `/organizations/${organizationId}/catalogs/${catalogId}/products`, batch);
+        if (res.status !== 202) throw new Error(`Create Products failed at ${start}: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: options.loadConcurrency }, loader));
+    const loadRestMs = performance.now() - restStarted;
+
+    const expectedVersion = app.searchIndex.sync.versionFor(undefined);
+    const usedMemory = async () => Number(/^used_memory:(\d+)/m.exec(await redis.info("memory"))?.[1]);
+    // Create Products queued every product for the index (a replaced product leaves it); the
+    // request's own sync applied those rows as removals already, but any row left would make the
+    // sweeper remove the product again (it is not PROCESSED). Under the catalog's sync lock, so no
+    // sync runs in between: clear the queue, then write the set at the version search expects.
+    const memBefore = await usedMemory();
+    const indexStarted = performance.now();
+    let leftInQueue = 0;
+    const written = await withIndexLock(app.mysql.pool, catalogId, async () => {
+      const [result] = await app!.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
+      leftInQueue = (result as { affectedRows: number }).affectedRows;
+      return app!.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000));
+    });
+    const loadIndexMs = performance.now() - indexStarted;
+    await sleep(200);
+    const memAfter = await usedMemory();
+    const vcard = Number(await redis.call("VCARD", vectorsKey));
+    const keyBytes = await app.searchIndex.index.memoryUsage(catalogId);
+    if (written !== n || vcard !== n) throw new Error(`index holds ${vcard} of ${n} products (rebuild wrote ${written})`);
+    const vinfo = (await redis.call("VINFO", vectorsKey)) as unknown[];
+    const vinfoText = [];
+    for (let i = 0; i + 1 < vinfo.length; i += 2) vinfoText.push(`${String(vinfo[i])}=${String(vinfo[i + 1])}`);
+
+    console.log(`  data                                   ${CLUSTERS} clusters anchored on GloVe phrases (+noise), ${CATEGORIES.length} categories, ${BRANDS} brands, ` +
+      `2% SUPER_BOOST / 5% BOOST; element ${catalog.dims} dims; generated in ${(genMs / 1000).toFixed(1)} s`);
+    console.log(`  load: Create Products over REST        ${(loadRestMs / 1000).toFixed(1)} s  (${((n / loadRestMs) * 1000).toFixed(0)} products/s, batches of ${BATCH}, ${options.loadConcurrency} in flight; rows stay PROCESSING in MySQL)`);
+    console.log(`  load: index write (VADD, rebuild)      ${(loadIndexMs / 1000).toFixed(1)} s  (${((n / loadIndexMs) * 1000).toFixed(0)} products/s; ${leftInQueue} index_queue rows were still pending and cleared)`);
+    console.log(`  index                                  VCARD ${vcard}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
+    console.log(`  memory                                 MEMORY USAGE ${(keyBytes / 1024 / 1024).toFixed(1)} MB = ${(keyBytes / n).toFixed(0)} B/product; ` +
+      `INFO used_memory delta ${((memAfter - memBefore) / 1024 / 1024).toFixed(1)} MB = ${((memAfter - memBefore) / n).toFixed(0)} B/product`);
+
+    // 3. Queries: the same vector the service builds from the text, and its exact answer.
+    const boosts = { boost: config.search.boost, superBoost: config.search.superBoost };
+    const queries: string[] = [];
+    const vectors: Float32Array[] = [];
+    for (const q of QUERIES) {
+      const words = text.encode(q.trim().toLowerCase());
+      const qv = queryVector({ visual: words, text: words, visualWeight: VISUAL_WEIGHT, boosts });
+      if (!qv) {
+        console.log(`  (query "${q}" has no known words; skipped)`);
+        continue;
+      }
+      queries.push(q);
+      vectors.push(qv.vector);
+    }
+    const blobs = vectors.map(fp32);
+    const bfStarted = performance.now();
+    const exact = vectors.map((v) => bruteForceTopK(catalog, v, TOP_K));
+    const bfMs = (performance.now() - bfStarted) / vectors.length;
+    const truth = exact.map((e) => e.ids);
+    // Cross-check the brute force against Redis's own exhaustive scan.
+    let truthAgree = 0;
+    for (let q = 0; q < blobs.length; q++) {
+      const reply = (await redis.call("VSIM", vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "TRUTH")) as string[];
+      const ids = new Set(reply.filter((_, k) => k % 2 === 0).map(String));
+      truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
+    }
+    const negative = exact.filter((e) => e.dots.some((d) => d < 0)).length;
+    console.log(`  ground truth                           brute force in JS (${bfMs.toFixed(1)} ms/query); agrees with VSIM TRUTH on ${truthAgree}/${truth.length * TOP_K} top-${TOP_K} ids` +
+      (negative > 0 ? `; ${negative} queries have top-${TOP_K} hits scoring < 0 (dropped by similarity_threshold 0)` : ""));
+
+    // 4. In-process breakdown of one service search (sequential, main thread, no transport).
+    const searchSource = new MysqlSearchSource(app.mysql.db);
+    // What the REST gateway calls: the RPCs through an in-process Connect router transport, with
+    // the service's own interceptors (auth, errors).
+    const routerClient = createClient(
+      SearchService,
+      createRouterTransport(rpcRoutes(app.core), { router: rpcRouterOptions(app.core, pino({ level: "silent" }), config.limits.maxRequestBytes) }),
+    );
+    // The same transport to a stub that answers a fixed 10 hits at once: Connect's own cost.
+    const sampleHits = await app.core.search.search({
+      organizationId, catalogId, query: queries[0]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined,
+    });
+    const stubClient = createClient(
+      SearchService,
+      createRouterTransport((router) => router.service(SearchService, { searchProducts: async () => ({ status: "success", results: sampleHits }) })),
+    );
+    const index = app.searchIndex.index;
+    const nq = queries.length;
+    const w = Math.min(options.warmup, 50);
+    const count = options.queries;
+    const parts = {
+      auth: await timed(count, w, () => app!.core.apiKeys.authenticate(apiKey)),
+      target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
+      encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
+      vsim: await timed(count, w, (i) => redis.call("VSIM", vectorsKey, "FP32", blobs[i % nq]!, "WITHSCORES", "COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)]))),
+      script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion })),
+      core: await timed(count, w, (i) =>
+        app!.core.search.search({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
+      ),
+      hnswScript: exactService
+        ? await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo: 0, expectedVersion }))
+        : undefined,
+      stub: await timed(count, w, (i) =>
+        stubClient.searchProducts({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 }),
+      ),
+      router: await timed(count, w, (i) =>
+        routerClient.searchProducts(
+          { organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 },
+          { headers: { service_api_key: apiKey } },
+        ),
+      ),
+      inject: await timed(count, w, async (i) => {
+        const res = await app!.rest.inject({
+          method: "POST",
+          url: "/search",
+          headers: { "content-type": "application/json", SERVICE_API_KEY: apiKey },
+          payload: JSON.stringify({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visual_weight: VISUAL_WEIGHT, similarity_threshold: 0 }),
+        });
+        if (res.statusCode !== 200) throw new Error(`inject /search ${res.statusCode}: ${res.body.slice(0, 200)}`);
+      }),
+    };
+
+    // 5. Over the wire, from the load-generator thread.
+    load = LoadGenerator.start({ restUrl, grpcUrl, redisUrl, apiKey, organizationId, catalogId, vectorsKey });
+    const c = options.concurrency;
+    const task = (mode: Mode, concurrency: number, taskEf = ef): Task => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries, blobs });
+    const redisCpuMs = async () => {
+      const cpu = await redis.info("cpu");
+      const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
+      return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+    };
+    const run = async (t: Task, label: string) => {
+      if (t.warmup > 0) await load!.run({ ...t, total: t.warmup, warmup: 0 });
+      const node0 = process.cpuUsage();
+      const redis0 = await redisCpuMs();
+      const mysql0 = mysqlServerCpuMs();
+      const r = await load!.run({ ...t, warmup: 0 });
+      const node = process.cpuUsage(node0);
+      const redisMs = (await redisCpuMs()) - redis0;
+      const mysqlMs = mysqlServerCpuMs() - mysql0;
+      if (r.errors > 0) console.log(`  !! ${label}: ${r.errors} of ${t.total} requests failed, first: ${r.firstError}`);
+      const nodeMs = (node.user + node.system) / 1000;
+      const cpu = { client: r.clientCpuMs / t.total, service: (nodeMs - r.clientCpuMs) / t.total, redis: redisMs / t.total, mysql: mysqlMs / t.total };
+      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu };
+    };
+    type Cpu = { client: number; service: number; redis: number; mysql: number };
+    const cpuNote = (r: { cpu: Cpu }) =>
+      `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}`;
+    const raw1 = await run(task("raw", 1), "raw VSIM c=1");
+    const raw8 = await run(task("raw", c), `raw VSIM c=${c}`);
+    const grpc1 = await run(task("grpc", 1), "gRPC c=1");
+    const grpc8 = await run(task("grpc", c), `gRPC c=${c}`);
+    const rest1 = await run(task("rest", 1), "REST c=1");
+    const rest8 = await run(task("rest", c), `REST c=${c}`);
+    const sweep = [];
+    for (const e of options.efSweep) {
+      const r = await run({ ...task("raw", 1, e), warmup: Math.min(options.warmup, 50) }, `raw VSIM EF ${e}`);
+      sweep.push({ ef: e, recall: recallAt(r.results, truth), s: r.s });
+    }
+    const recallRaw = recallAt(raw1.results, truth);
+    const recallService = recallAt(rest1.results, truth);
+    const recallGrpc = recallAt(grpc1.results, truth);
+
+    // 6. Still intact after all of it (the sweeper ran throughout)?
+    const vcardAfter = Number(await redis.call("VCARD", vectorsKey));
+    const versionAfter = await index.version(catalogId);
+
+    console.log(`\n  -- in-process breakdown of one search (sequential, no transport) --`);
+    console.log(statLine("auth: API key lookup (MySQL)", parts.auth));
+    console.log(statLine("catalog + text-image map lookup (MySQL)", parts.target));
+    console.log(statLine("text encode (GloVe)", parts.encode));
+    console.log(statLine(`VSIM alone (${exactService ? "TRUTH" : `EF ${ef}`}, app's connection)`, parts.vsim));
+    console.log(statLine("index.query: Lua script (HGET+VCARD+VSIM+VGETATTR)", parts.script));
+    if (parts.hnswScript) console.log(statLine(`index.query forced to HNSW (EF ${ef}) instead`, parts.hnswScript));
+    console.log(statLine("SearchService.search (target+encode+script)", parts.core));
+    console.log(statLine("Connect router transport, stub handler", parts.stub, "   (protocol + protobuf only)"));
+    console.log(statLine("Connect router transport (auth+core)", parts.router));
+    console.log(statLine("REST /search via fastify.inject (no socket)", parts.inject));
+    console.log(`  p50 deltas: script - VSIM ${ms(parts.script.p50 - parts.vsim.p50)}; core - script ${ms(parts.core.p50 - parts.script.p50)} ` +
+      `(MySQL catalog lookup ${ms(parts.target.p50)}, encode ${ms(parts.encode.p50)}); router - core ${ms(parts.router.p50 - parts.core.p50)} ` +
+      `(auth MySQL lookup ${ms(parts.auth.p50)} + Connect protocol); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
+
+    console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
+    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}]`;
+    console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
+    console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
+    console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
+    console.log(statLine(`gRPC SearchProducts, ${c} clients`, grpc8.s, cpuNote(grpc8)));
+    console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
+    console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
+    console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
+    console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+    console.log(`  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`);
+
+    console.log(`\n  -- recall@${TOP_K} vs brute force (${truth.length} queries) --`);
+    console.log(`  raw HNSW VSIM, EF ${ef}                 ${recallRaw.toFixed(4)}`);
+    console.log(`  service (REST), SEARCH_EF ${ef}          ${recallService.toFixed(4)}   (gRPC ${recallGrpc.toFixed(4)})${svcNote}`);
+    console.log(`  EF sweep, raw VSIM, 1 client:`);
+    for (const s of sweep) {
+      console.log(`    EF ${padL(String(s.ef), 4)}   recall@${TOP_K} ${s.recall.toFixed(4)}   p50 ${padL(ms(s.s.p50), 9)}   p99 ${padL(ms(s.s.p99), 9)}   ${padL(s.s.qps.toFixed(0), 5)} QPS`);
+    }
+    console.log(`  after the run: VCARD ${vcardAfter} (expected ${n}), version ${versionAfter === expectedVersion ? "unchanged" : `CHANGED to ${versionAfter}`}`);
+
+    return {
+      n,
+      exactService,
+      ef,
+      loadRestMs,
+      loadIndexMs,
+      bytesPerProductKey: keyBytes / n,
+      bytesPerProductInfo: (memAfter - memBefore) / n,
+      recallRaw,
+      recallService,
+      raw1: raw1.s,
+      raw8: raw8.s,
+      grpc1: grpc1.s,
+      grpc8: grpc8.s,
+      rest1: rest1.s,
+      rest8: rest8.s,
+    };
+  } finally {
+    await load?.close();
+    if (app) {
+      await app.core.search.flushLog().catch(() => undefined);
+      const keys: string[] = [];
+      let cursor = "0";
+      do {
+        const [next, found] = await app.redis.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1000);
+        cursor = next;
+        keys.push(...found);
+      } while (cursor !== "0");
+      if (keys.length > 0) await app.redis.del(...keys);
+      await app.close();
+    }
+    const connection = await mysql.createConnection({ uri: new URL("/", options.mysqlBase).toString() });
+    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await connection.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The named lock every index sync of the catalog takes (MysqlIndexSource.exclusively), held while work runs. */
+async function withIndexLock<T>(pool: App["mysql"]["pool"], catalogId: string, work: () => Promise<T>): Promise<T> {
+  const name = `vitrine_index_${catalogId}`;
+  const connection = await pool.getConnection();
+  try {
+    const [rows] = await connection.query("SELECT GET_LOCK(?, 60) AS got", [name]);
+    if ((rows as { got: number | null }[])[0]?.got !== 1) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
+    try {
+      return await work();
+    } finally {
+      await connection.query("SELECT RELEASE_LOCK(?)", [name]);
+    }
+  } finally {
+    connection.release();
+  }
+}
+
+async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<IndexEntry[]> {
+  for (let start = 0; start < catalog.n; start += size) {
+    const page: IndexEntry[] = [];
+    for (let i = start; i < Math.min(catalog.n, start + size); i++) {
+      page.push({
+        productId: catalog.ids[i]!,
+        vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
+        attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
+      });
+    }
+    yield page;
+  }
+}
+
+function printSummary(outcomes: Outcome[]): void {
+  if (outcomes.length === 0) return;
+  const col = 22;
+  const head = ["target", ...outcomes.map((o) => `N=${o.n.toLocaleString("en-US")}${o.exactService ? " (exact)" : ""}`)];
+  console.log(`\n=== summary vs targets ===`);
+  console.log(`  ${pad("metric", 44)}${pad(head[0]!, 12)}${head.slice(1).map((h) => padL(h, col)).join("")}`);
+  const row = (label: string, target: string, cells: (o: Outcome) => [string, boolean | undefined]) => {
+    const text = outcomes.map((o) => {
+      const [value, ok] = cells(o);
+      return padL(`${value}${ok === undefined ? "" : ok ? " ok" : " MISS"}`, col);
+    });
+    console.log(`  ${pad(label, 44)}${pad(target, 12)}${text.join("")}`);
+  };
+  row("recall@10, raw HNSW VSIM at SEARCH_EF", "≥ 0.95", (o) => [o.recallRaw.toFixed(3), o.recallRaw >= 0.95]);
+  row("recall@10, service", "≥ 0.95", (o) => [o.recallService.toFixed(3), o.recallService >= 0.95]);
+  row("REST p50, 1 client", "≤ 5 ms", (o) => [ms(o.rest1.p50), o.rest1.p50 <= 5]);
+  row("REST p99, 1 client", "≤ 20 ms", (o) => [ms(o.rest1.p99), o.rest1.p99 <= 20]);
+  row("gRPC p50, 1 client", "≤ 5 ms", (o) => [ms(o.grpc1.p50), o.grpc1.p50 <= 5]);
+  row("gRPC p99, 1 client", "≤ 20 ms", (o) => [ms(o.grpc1.p99), o.grpc1.p99 <= 20]);
+  row("raw VSIM p50, 1 client", "-", (o) => [ms(o.raw1.p50), undefined]);
+  row("overhead REST p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.rest1.p50 / o.raw1.p50).toFixed(2)}x`, o.rest1.p50 / o.raw1.p50 <= 2]);
+  row("overhead gRPC p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.grpc1.p50 / o.raw1.p50).toFixed(2)}x`, o.grpc1.p50 / o.raw1.p50 <= 2]);
+  row(`REST QPS, ${"8"} clients`, "≥ 500", (o) => [o.rest8.qps.toFixed(0), o.rest8.qps >= 500]);
+  row(`gRPC QPS, ${"8"} clients`, "≥ 500", (o) => [o.grpc8.qps.toFixed(0), o.grpc8.qps >= 500]);
+  row("REST p50 / p99, 8 clients", "-", (o) => [`${o.rest8.p50.toFixed(1)} / ${o.rest8.p99.toFixed(1)} ms`, undefined]);
+  row("gRPC p50 / p99, 8 clients", "-", (o) => [`${o.grpc8.p50.toFixed(1)} / ${o.grpc8.p99.toFixed(1)} ms`, undefined]);
+  row("raw VSIM QPS, 8 clients", "-", (o) => [o.raw8.qps.toFixed(0), undefined]);
+  row("Redis memory/product (MEMORY USAGE)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductKey / 1024).toFixed(2)} KB`, o.bytesPerProductKey <= 2560]);
+  row("Redis memory/product (used_memory delta)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductInfo / 1024).toFixed(2)} KB`, o.bytesPerProductInfo <= 2560]);
+  row("load: Create Products (REST)", "-", (o) => [`${(o.loadRestMs / 1000).toFixed(1)} s`, undefined]);
+  row("load: index write (VADD)", "-", (o) => [`${(o.loadIndexMs / 1000).toFixed(1)} s`, undefined]);
+  console.log(`  notes: products stay PROCESSING in MySQL (no image model ran); their index entries were written with elementVector +`);
+  console.log(`  RedisVectorIndex.rebuild at the version the service expects. "(exact)": N ≤ SEARCH_EXACT_UP_TO, so the service scans`);
+  console.log(`  exactly (VSIM TRUTH) instead of HNSW. Service latencies include the search_log write-behind and the index sweeper.`);
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+if (isMainThread) {
+  await main();
+} else {
+  await workerMain();
+}
