@@ -31,7 +31,9 @@ import type { OpenedTextEncoder } from "../src/embeddings/index.js";
 import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { App } from "../src/server/app.js";
+import { MysqlIndexSource } from "../src/storage/mysql/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
+import { seededRandom } from "../test/support/random.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
@@ -342,16 +344,6 @@ const BRANDS = 200;
 const TEXT_NOISE = 0.08;
 const VISUAL_NOISE = 0.1;
 
-function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(random: () => number): number {
   const u = Math.max(random(), 1e-12);
@@ -684,11 +676,13 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     const memBefore = await usedMemory();
     const indexStarted = performance.now();
     let leftInQueue = 0;
-    const written = await withIndexLock(app.mysql.pool, catalogId, async () => {
+    const lock = new MysqlIndexSource(app.mysql.db, app.mysql.pool);
+    const written = await lock.exclusively(catalogId, 60_000, async () => {
       const [result] = await app!.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
       leftInQueue = (result as { affectedRows: number }).affectedRows;
       return app!.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000));
     });
+    if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
     const loadIndexMs = performance.now() - indexStarted;
     await sleep(200);
     const memAfter = await usedMemory();
@@ -908,22 +902,6 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
   }
 }
 
-/** The named lock every index sync of the catalog takes (MysqlIndexSource.exclusively), held while work runs. */
-async function withIndexLock<T>(pool: App["mysql"]["pool"], catalogId: string, work: () => Promise<T>): Promise<T> {
-  const name = `vitrine_index_${catalogId}`;
-  const connection = await pool.getConnection();
-  try {
-    const [rows] = await connection.query("SELECT GET_LOCK(?, 60) AS got", [name]);
-    if ((rows as { got: number | null }[])[0]?.got !== 1) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
-    try {
-      return await work();
-    } finally {
-      await connection.query("SELECT RELEASE_LOCK(?)", [name]);
-    }
-  } finally {
-    connection.release();
-  }
-}
 
 async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<IndexEntry[]> {
   for (let start = 0; start < catalog.n; start += size) {

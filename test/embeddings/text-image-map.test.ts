@@ -3,17 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { choleskyInPlace, choleskySolveRowsInPlace, rowDots } from "../../src/embeddings/linear-algebra.js";
 import { fitTextImageMap, textImageMapFromBytes, type TextImageSample } from "../../src/embeddings/text-image-map.js";
+import { seededRandom as random } from "../support/random.js";
 
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 function gaussian(rand: () => number): () => number {
   return () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());

@@ -12,6 +12,7 @@ import { provisionRedis8, type ProvisionedRedis } from "../../src/provisioning/i
 import { MAX_FILTERS, MAX_IN_ITEMS, matchesFilters, parseFilters, type MetadataFilter } from "../../src/search/filters.js";
 import { redisAttributesJson, redisFilterExpression } from "../../src/storage/redis/filter-expression.js";
 import { cacheDir } from "../support/cache-dir.js";
+import { seededRandom as prng } from "../support/random.js";
 
 const PORT = 6391;
 const DIM = 4;
@@ -21,17 +22,6 @@ const logs: string[] = [];
 let redis: ProvisionedRedis | undefined;
 let client: Redis | undefined;
 
-/** Deterministic, so a failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Strings that are hard to quote, compare or keep inert: each is some element's label. */
 const TRICKY: string[] = [

@@ -6,6 +6,8 @@ import { refreshTextImageMaps } from "../../src/processing/index.js";
 import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../../src/storage/mysql/index.js";
 import type { TestServer } from "./test-server.js";
 
+export { randomUnit, seededRandom } from "./random.js";
+
 export const SYNTHETIC_MODEL = "synthetic-v1";
 
 export interface SyntheticEmbeddings {
@@ -41,30 +43,6 @@ export async function completeWith(server: TestServer, embeddings: ReadonlyMap<s
   // What a worker does after each batch: refresh maps, then bring the index up to date.
   await refreshTextImageMaps(catalogs, new MysqlTextImageMapStore(mysql.db, mysql.pool), SYNTHETIC_MODEL, quiet);
   for (const catalogId of catalogs) await searchIndex.sync.sync(catalogId);
-}
-
-/** A deterministic pseudo-random generator, so failures reproduce. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export function randomUnit(random: () => number, dims: number): Float32Array {
-  const v = new Float32Array(dims);
-  let n = 0;
-  for (let i = 0; i < dims; i++) {
-    v[i] = random() * 2 - 1;
-    n += v[i]! * v[i]!;
-  }
-  n = Math.sqrt(n);
-  for (let i = 0; i < dims; i++) v[i] = v[i]! / n;
-  return v;
 }
 
 /** An L1-normalised colour histogram dominated by one colour. */
