@@ -604,6 +604,8 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
   );
   const config = loadConfig({
     ...passThrough,
+    // The per-key rate limit would refuse a benchmark's load; it can still be set through the environment.
+    RATE_LIMIT_PER_SECOND: process.env.RATE_LIMIT_PER_SECOND ?? "0",
     PORT: "0",
     GRPC_PORT: "0",
     HOST: "127.0.0.1",
