@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import type { Client, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import { RecommendationService } from "../../src/gen/vitrine/v1/recommendation_s
 import { SearchService } from "../../src/gen/vitrine/v1/search_service_pb.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
+import { codeOf } from "../support/connect-errors.js";
 
 let server: TestServer;
 let grpc: Transport;
@@ -29,15 +30,6 @@ beforeAll(async () => {
   products = createClient(ProductService, grpc);
 });
 afterAll(() => server?.close());
-
-async function codeOf(call: Promise<unknown>): Promise<Code> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("over gRPC (HTTP/2)", () => {
   it("runs the whole catalog and product lifecycle", async () => {

@@ -1,4 +1,4 @@
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -9,6 +9,7 @@ import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 import { startTcpProxy } from "./tcp-proxy.js";
 import type { TcpProxy } from "./tcp-proxy.js";
+import { codeOf } from "../support/connect-errors.js";
 
 // The service reaches Redis through a proxy the test can cut, as if Redis went away.
 let redisProxy: TcpProxy;
@@ -29,15 +30,6 @@ afterAll(async () => {
   await server?.close();
   await redisProxy?.close();
 });
-
-async function codeOf(call: Promise<unknown>): Promise<Code> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-  throw new Error("expected the call to fail");
-}
 
 const get = async (path: string) => {
   const response = await fetch(server.restUrl + path);

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Value } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,6 +29,7 @@ import {
   textQuery,
 } from "../support/search-fixture.js";
 import type { Indexed, Json, JsonRecord, ProductSpec, Rank, Served } from "../support/search-fixture.js";
+import { codeOf } from "../support/connect-errors.js";
 
 interface RestFilter {
   field: string;
@@ -123,15 +124,6 @@ const searchRequest = (extra: Partial<RestSearch> = {}): RestSearch => ({
   ...extra,
 });
 const recsRequest = (extra: Partial<RestRecs> = {}): RestRecs => ({ organizationId: s.org, catalogId, productId: "sku-4", ...extra });
-
-async function codeOf(call: Promise<unknown>): Promise<Code> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("the same answers as REST", () => {
   it.each<[string, Partial<RestSearch>]>([
