@@ -5,6 +5,7 @@ import type { Config } from "./config/index.js";
 import { samplePhotos } from "./provisioning/index.js";
 import { createApp } from "./server/app.js";
 import { registerDemoPhotos, seedDemo } from "./server/demo.js";
+import { resolveMysqlUrl } from "./server/mysql-url.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
 
 const USAGE = `usage: npm start [-- --demo]
@@ -21,9 +22,10 @@ async function main(): Promise<void> {
   }
   const configured = loadConfig(process.env);
   const log = pino({ level: configured.logLevel });
+  const mysql = await resolveMysqlUrl(configured, log, Boolean(process.env.MYSQL_URL));
   const redis = await resolveRedisUrl(configured, log);
-  // Workers forked by the service get this configuration, so they use the same Redis.
-  let config: Config = { ...configured, redis: { ...configured.redis, url: redis.url } };
+  // Workers forked by the service get this configuration, so they use the same MySQL and Redis.
+  let config: Config = { ...configured, mysqlUrl: mysql.url, redis: { ...configured.redis, url: redis.url } };
   if (values.demo) config = { ...config, processing: { ...config.processing, allowPrivateImageHosts: true } };
   const photos = values.demo ? await samplePhotos(config.cacheDir) : undefined;
   const app = await createApp(config);
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     app
       .close()
       .then(() => redis.stop())
+      .then(() => mysql.stop())
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -9,6 +9,7 @@ import type { WorkerBatchMessage, WorkerMessage } from "./server/worker-processe
 import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
 import { openRedis } from "./storage/redis/index.js";
+import { resolveMysqlUrl } from "./server/mysql-url.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
 
 /**
@@ -20,7 +21,8 @@ async function main(): Promise<void> {
   const forwarded = process.env[WORKER_CONFIG_ENV];
   const config: Config = forwarded ? (JSON.parse(forwarded) as Config) : loadConfig(process.env);
   const log = pino({ level: config.logLevel });
-  const mysql = await openMysql(config.mysqlUrl);
+  // A forked worker's MYSQL_URL was resolved by its service.
+  const mysql = await openMysql((await resolveMysqlUrl(config, log, Boolean(forwarded) || Boolean(process.env.MYSQL_URL))).url);
   const redis = await openRedis((await resolveRedisUrl(config, log)).url);
   const objects = new LocalObjectStore(
     join(config.dataDir, "objects"),
