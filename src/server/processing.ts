@@ -58,14 +58,19 @@ export function startProcessing(
           const pipelineEncoders = productEncoders(encoders);
           const maps = new MysqlTextImageMapStore(mysql.db, mysql.pool);
           const { sync } = createSearchIndex(config, mysql, redis, encoders.text, log);
-          const afterBatch = async (catalogIds: Set<string>) => {
-            await refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
-            // Processed products become searchable now (and a refitted map rebuilds the index).
+          const syncIndexes = async (catalogIds: Set<string>) => {
             for (const catalogId of catalogIds) {
               await sync.sync(catalogId).catch((error: unknown) => {
                 log.warn({ err: error, catalogId }, "vector index not updated now; the service's sweeper will retry");
               });
             }
+          };
+          const afterBatch = async (catalogIds: Set<string>) => {
+            // Processed products become searchable at once, before a map fit that may take seconds;
+            // a refitted map then rebuilds the catalog's index.
+            await syncIndexes(catalogIds);
+            await refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
+            await syncIndexes(catalogIds);
           };
           const deps = {
             fetchImage: createImageFetcher({

@@ -52,8 +52,16 @@ describe("npm start -- --demo", () => {
 
     const api = restClient(baseUrl!, key!);
     await waitFor(async () => ((await api.get(`/organizations/${org}/catalogs/${catalogId}/progress`)).body.processed === 6 ? true : undefined), 90_000, "the demo products to be processed");
-    const found = await api.post("/search", { organizationId: org, catalogId, query: "motorcycle", topK: 3, visual_weight: 0.5, similarity_threshold: 0 });
-    expect(found.body.results.slice(0, 2).map((r: { productId: string }) => r.productId).sort()).toEqual(["motorcycle-left", "motorcycle-right"]);
+    // Searchable once the worker has synced the index after its batch, a moment after PROCESSED.
+    const found = await waitFor(
+      async () => {
+        const res = await api.post("/search", { organizationId: org, catalogId, query: "motorcycle", topK: 3, visual_weight: 0.5, similarity_threshold: 0 });
+        return res.body.results.length >= 2 ? res.body.results : undefined;
+      },
+      10_000,
+      "the demo products to be searchable",
+    );
+    expect(found.slice(0, 2).map((r: { productId: string }) => r.productId).sort()).toEqual(["motorcycle-left", "motorcycle-right"]);
 
     const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
