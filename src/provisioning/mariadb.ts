@@ -1,15 +1,15 @@
 // Gives the service a MySQL-compatible server where none is configured or reachable: reuse one that
 // already answers on its port, else start MariaDB in user space (a mariadbd on PATH, else Debian's
 // build fetched into the cache folder) with its data in a folder of the caller's choosing.
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, openSync } from "node:fs";
-import { access, mkdir, readFile, realpath } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { access, mkdir, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import mysql from "mysql2/promise";
 import { withFileLock } from "./file-lock.js";
 import { ensureDebianMariadb } from "./mariadb-debian.js";
 import { runCommand } from "./run-command.js";
+import { ServerStartError, startServerChild } from "./server-child.js";
 
 const HOST = "127.0.0.1";
 const WHAT_TO_DO = "Set MYSQL_URL to a MySQL/MariaDB server, or install MariaDB (apt-get install mariadb-server).";
@@ -163,92 +163,34 @@ function serverArgs(bin: Binaries, port: number, dataDir: string, logFile: strin
   return args;
 }
 
-async function logTail(file: string, lines = 15): Promise<string> {
-  try {
-    return (await readFile(file, "utf8")).trim().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "";
-  }
-}
-
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 const sameDir = async (a: string, b: string) => {
   const norm = async (p: string) => (await realpath(p).catch(() => path.resolve(p))).replace(/\/+$/, "");
   return (await norm(a)) === (await norm(b));
 };
 
 async function startChild(bin: Binaries, port: number, dataDir: string, timeoutMs: number, log: (line: string) => void) {
+  // mariadbd's own log goes to --log-error; this file also catches what it prints before that.
   const logFile = path.join(dataDir, "mariadb.log");
-  // A stdio file for whatever mariadbd prints before --log-error takes over.
-  const fd = openSync(logFile, "a");
-  let child: ChildProcess;
-  try {
-    child = spawn(bin.mariadbd, serverArgs(bin, port, dataDir, logFile), { cwd: dataDir, stdio: ["ignore", fd, fd], env: childEnv(bin.env) });
-  } finally {
-    closeSync(fd);
-  }
-  // Unreferenced so a library user is not kept alive by the server; the exit hook still takes it down.
-  child.unref();
-  const killOnExit = () => {
-    child.kill("SIGTERM");
-  };
-  process.once("exit", killOnExit);
-  let spawnError: Error | undefined;
-  child.once("error", (err) => {
-    spawnError = err;
+  return startServerChild({
+    name: "mariadbd",
+    command: bin.mariadbd,
+    args: serverArgs(bin, port, dataDir, logFile),
+    cwd: dataDir,
+    env: childEnv(bin.env),
+    port,
+    logFile,
+    timeoutMs,
+    pollMs: 200,
+    async ready() {
+      const probe = await probeMysql(HOST, port, 1000);
+      // The answer must come from our server, not another that won a race for the port.
+      return probe.kind === "mysql" && (await sameDir(probe.datadir, dataDir)) ? probe.version : undefined;
+    },
+    addressInUse: /address already in use|Can't start server: Bind/i,
+    stopGraceMs: 30_000,
+    remedy: WHAT_TO_DO,
+    log,
   });
-
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (spawnError || child.exitCode !== null || child.signalCode !== null) {
-      process.removeListener("exit", killOnExit);
-      const why = spawnError ? `could not be started (${spawnError.message})` : `exited with ${child.exitCode ?? child.signalCode}`;
-      const tail = await logTail(logFile);
-      const inUse = /address already in use|Can't start server: Bind/i.test(tail);
-      throw Object.assign(new Error(`mariadbd on port ${port} ${why}. Log (${logFile}):\n${tail}\n${WHAT_TO_DO}`), { addressInUse: inUse });
-    }
-    const probe = await probeMysql(HOST, port, 1000);
-    // The answer must come from our server, not another that won a race for the port.
-    if (probe.kind === "mysql" && (await sameDir(probe.datadir, dataDir))) {
-      log(`mariadbd pid ${child.pid} answers on ${HOST}:${port} (log: ${logFile})`);
-      let stopping: Promise<void> | undefined;
-      return {
-        version: probe.version,
-        stop(): Promise<void> {
-          stopping ??= (async () => {
-            // SIGTERM is a clean shutdown: InnoDB flushes and the next start needs no recovery.
-            child.kill("SIGTERM");
-            if (!(await waitForExit(child, 30_000))) {
-              log(`mariadbd pid ${child.pid} ignored SIGTERM for 30 s; killing it`);
-              child.kill("SIGKILL");
-              await waitForExit(child, 5000);
-            }
-            process.removeListener("exit", killOnExit);
-          })();
-          return stopping;
-        },
-      };
-    }
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      await waitForExit(child, 5000);
-      process.removeListener("exit", killOnExit);
-      throw new Error(
-        `mariadbd on port ${port} did not answer within ${Math.round(timeoutMs / 1000)} s and was killed. Log (${logFile}):\n${await logTail(logFile)}\n${WHAT_TO_DO}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function occupiedError(port: number, probe: MysqlProbe): Error {
@@ -287,9 +229,9 @@ export async function provisionMariadb(opts: ProvisionMariadbOptions): Promise<P
     log(`starting ${bin.label} on ${HOST}:${port}, data in ${dataDir}`);
     try {
       const child = await startChild(bin, port, dataDir, opts.startTimeoutMs ?? 60_000, log);
-      return { url: `mysql://root@${HOST}:${port}/`, port, version: child.version, startedByUs: true, stop: () => child.stop() };
+      return { url: `mysql://root@${HOST}:${port}/`, port, version: child.answer, startedByUs: true, stop: () => child.stop() };
     } catch (err) {
-      if ((err as { addressInUse?: boolean }).addressInUse) {
+      if (err instanceof ServerStartError && err.addressInUse) {
         const winner = await probeMysql(HOST, port);
         if (winner.kind === "mysql") return reused(port, winner.version);
         throw occupiedError(port, winner);
