@@ -69,12 +69,15 @@ export class IndexSync {
   }
 
   /**
-   * Syncs catalogs with queued changes and drops indexes of catalogs that are gone. Catalogs busy
-   * elsewhere are left for the next sweep; one catalog's failure does not hold up the others.
+   * Syncs catalogs with queued changes and, with `orphans`, drops indexes of catalogs that are gone
+   * (a scan of the index's keys, so callers do it rarely: deletes already drop their index at once).
+   * Catalogs busy elsewhere are left for the next sweep; one catalog's failure does not hold up the others.
    */
-  async sweep(): Promise<void> {
+  async sweep(options: { orphans?: boolean } = {}): Promise<void> {
     const catalogIds = new Set(await this.source.catalogsWithPending(100));
-    for (const catalogId of await this.source.inactive(await this.index.catalogIds())) catalogIds.add(catalogId);
+    if (options.orphans) {
+      for (const catalogId of await this.source.inactive(await this.index.catalogIds())) catalogIds.add(catalogId);
+    }
     const failures: unknown[] = [];
     for (const catalogId of catalogIds) {
       await this.sync(catalogId, { waitMs: 0 }).catch((error: unknown) => failures.push(error));
