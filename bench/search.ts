@@ -23,7 +23,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
@@ -588,7 +588,7 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
   const { loadConfig } = await import("../src/config/index.js");
   const { createApp } = await import("../src/server/app.js");
   const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
-  const { rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
+  const { createInProcessTransport, rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
   const pino = (await import("pino")).default;
   const mysql = (await import("mysql2/promise")).default;
 
@@ -735,19 +735,19 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
 
     // 4. In-process breakdown of one service search (sequential, main thread, no transport).
     const searchSource = new MysqlSearchSource(app.mysql.db);
-    // What the REST gateway calls: the RPCs through an in-process Connect router transport, with
-    // the service's own interceptors (auth, errors).
+    // What the REST gateway calls: the RPCs through the in-process transport, with the service's
+    // own interceptors (auth, errors).
     const routerClient = createClient(
       SearchService,
-      createRouterTransport(rpcRoutes(app.core), { router: rpcRouterOptions(app.core, pino({ level: "silent" }), config.limits.maxRequestBytes) }),
+      createInProcessTransport(rpcRoutes(app.core), rpcRouterOptions(app.core, pino({ level: "silent" }), config.limits.maxRequestBytes).interceptors ?? []),
     );
-    // The same transport to a stub that answers a fixed 10 hits at once: Connect's own cost.
+    // The same transport to a stub that answers a fixed 10 hits at once: the transport's own cost.
     const sampleHits = await app.core.search.search({
       organizationId, catalogId, query: queries[0]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined,
     });
     const stubClient = createClient(
       SearchService,
-      createRouterTransport((router) => router.service(SearchService, { searchProducts: async () => ({ status: "success", results: sampleHits }) })),
+      createInProcessTransport((router) => router.service(SearchService, { searchProducts: async () => ({ status: "success", results: sampleHits }) }), []),
     );
     const index = app.searchIndex.index;
     const nq = queries.length;
@@ -838,12 +838,12 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     console.log(statLine("index.query: Lua script (HGET+VCARD+VSIM+VGETATTR)", parts.script));
     if (parts.hnswScript) console.log(statLine(`index.query forced to HNSW (EF ${ef}) instead`, parts.hnswScript));
     console.log(statLine("SearchService.search (target+encode+script)", parts.core));
-    console.log(statLine("Connect router transport, stub handler", parts.stub, "   (protocol + protobuf only)"));
-    console.log(statLine("Connect router transport (auth+core)", parts.router));
+    console.log(statLine("in-process transport, stub handler", parts.stub, "   (transport only)"));
+    console.log(statLine("in-process transport (auth+core)", parts.router));
     console.log(statLine("REST /search via fastify.inject (no socket)", parts.inject));
     console.log(`  p50 deltas: script - VSIM ${ms(parts.script.p50 - parts.vsim.p50)}; core - script ${ms(parts.core.p50 - parts.script.p50)} ` +
       `(MySQL catalog lookup ${ms(parts.target.p50)}, encode ${ms(parts.encode.p50)}); router - core ${ms(parts.router.p50 - parts.core.p50)} ` +
-      `(auth MySQL lookup ${ms(parts.auth.p50)} + Connect protocol); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
+      `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
 
     console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
     const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}]`;

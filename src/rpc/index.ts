@@ -1,3 +1,4 @@
 export { PUBLIC_SERVICES, rpcRoutes, rpcRouterOptions, SERVICES } from "./routes.js";
 export type { OperationsInterceptors, RpcCore } from "./routes.js";
 export { API_KEY_HEADER } from "./interceptors.js";
+export { createInProcessTransport, IN_PROCESS_PROTOCOL } from "./in-process-transport.js";

@@ -1,4 +1,3 @@
-import { createRouterTransport } from "@connectrpc/connect";
 import type { ConnectRouter, ConnectRouterOptions, ContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { DescService } from "@bufbuild/protobuf";
@@ -11,6 +10,7 @@ import fastify from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { IncomingHttpHeaders } from "node:http";
 import { errorObject, restGateway } from "../../gateway/index.js";
+import { createInProcessTransport } from "../rpc/index.js";
 
 export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
 
@@ -72,9 +72,9 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
   });
   options.setupRest?.(rest);
   await rest.register(fastifyConnectPlugin, connectOptions);
-  // The gateway reaches the RPCs in-process, through the same router options (auth, errors,
-  // limits) as a remote caller, so REST cannot behave differently from gRPC.
-  const transport = createRouterTransport(routes, { router: routerOptions });
+  // The gateway calls the RPC implementations in process, through the same interceptors (errors,
+  // auth, rate limits, metrics) as a remote caller, so REST cannot behave differently from gRPC.
+  const transport = createInProcessTransport(routes, routerOptions.interceptors ?? []);
   await rest.register(restGateway, { services: options.services, transport, openapi: openApiOptions() });
 
   return { rest, grpc };

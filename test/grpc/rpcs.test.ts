@@ -148,6 +148,42 @@ describe("over Connect (HTTP/1.1, JSON) on the REST port", () => {
   });
 });
 
+describe("response compression", () => {
+  // Connect's unary protocol compresses with plain HTTP Content-Encoding, so fetch shows it.
+  const listProducts = async (catalogId: string) => {
+    const response = await fetch(`${server.restUrl}/vitrine.v1.ProductService/ListProducts`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "accept-encoding": "gzip", service_api_key: key },
+      body: JSON.stringify({ organizationId: org, catalogId, pageSize: 100 }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: unknown[] };
+    return { encoding: response.headers.get("content-encoding"), count: body.data.length };
+  };
+
+  it("compresses large answers for callers that accept it, and leaves small ones alone", async () => {
+    const { catalog } = await catalogs.createCatalog({ organizationId: org, name: "compression" }, auth());
+    const catalogId = catalog!.id;
+    const filler = "lorem ipsum dolor sit amet ".repeat(40);
+    const create = (from: number, count: number) =>
+      products.createProducts(
+        {
+          organizationId: org,
+          catalogId,
+          products: Array.from({ length: count }, (_, i) => ({ id: `p-${from + i}`, imageUrl: `https://x.example/${from + i}.jpg`, descriptor: filler })),
+        },
+        auth(),
+      );
+    // 10 products with 1 KB descriptors: an answer of about 11 KB, which Connect's default
+    // threshold (1 KiB) would compress.
+    await create(0, 10);
+    expect(await listProducts(catalogId)).toEqual({ encoding: null, count: 10 });
+    // 100 of them: more than 64 KiB.
+    await create(10, 90);
+    expect(await listProducts(catalogId)).toEqual({ encoding: "gzip", count: 100 });
+  });
+});
+
 describe("over gRPC-Web (HTTP/1.1) on the REST port", () => {
   it("serves the same RPCs with the same status codes", async () => {
     const client = createClient(CatalogService, createGrpcWebTransport({ baseUrl: server.restUrl, httpVersion: "1.1" }));
