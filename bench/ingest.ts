@@ -4,6 +4,7 @@
 // queueing for the single-threaded encoder.
 //
 //   npm run bench:ingest -- [--images 300] [--photos ../shared/eval/fashion-dev/images]
+//   IMAGE_RUNTIME=tfjs npm run bench:ingest -- ...   (the image runtime, as the service reads it)
 import { randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -12,6 +13,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import mysql from "mysql2/promise";
+import { loadConfig } from "../src/config/index.js";
 import { loadEncoders } from "../src/embeddings/index.js";
 import { ProcessingWorker } from "../src/processing/index.js";
 import { createImageFetcher } from "../src/processing/fetch/index.js";
@@ -49,7 +51,12 @@ const url = new URL(values["mysql-url"]);
 url.pathname = `/${database}`;
 const connection = await openMysql(url.toString());
 const loadStart = performance.now();
-const encoders = await loadEncoders({ cacheDir: process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine") });
+const { imageRuntime } = loadConfig({ IMAGE_RUNTIME: process.env.IMAGE_RUNTIME }).processing;
+const encoders = await loadEncoders({
+  cacheDir: process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine"),
+  warn: (msg) => console.warn(msg),
+  imageRuntime: imageRuntime === "auto" ? undefined : imageRuntime,
+});
 const loadMs = performance.now() - loadStart;
 const rssLoaded = process.memoryUsage().rss;
 
@@ -93,7 +100,7 @@ try {
   const perImage = (ms: number) => (ms / processed).toFixed(1);
 
   console.log(`\ningest benchmark: ${processed} images processed, ${failed} not, model ${pipelineEncoders.version}`);
-  console.log(`  model load                 ${loadMs.toFixed(0)} ms`);
+  console.log(`  model load                 ${loadMs.toFixed(0)} ms (IMAGE_RUNTIME=${imageRuntime})`);
   console.log(`  throughput                 ${((processed / wallMs) * 1000).toFixed(1)} images/s wall, one worker process`);
   console.log(`  CPU per image              ${perImage(cpuMs)} ms  ->  ${((processed / cpuMs) * 1000).toFixed(1)} images/s per core`);
   console.log(`  per image, by phase (ms)   download ${perImage(totals.download)}  decode ${perImage(totals.decode)}  embed ${perImage(totals.embed)}  store ${perImage(totals.store)}`);

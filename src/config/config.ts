@@ -71,6 +71,12 @@ export interface ProcessingConfig {
   /** Whole-download deadline per image, redirects included. */
   imageFetchTimeoutMs: number;
   imageMaxBytes: number;
+  /**
+   * Which library runs the image model in the worker processes. "auto": ONNX Runtime (the optional
+   * dependency onnxruntime-node, within the embedding target) when it loads, else TensorFlow.js's
+   * wasm backend (the reference, several times slower). Forcing one makes a failure to load it fatal.
+   */
+  imageRuntime: "auto" | "onnxruntime" | "tfjs";
 }
 
 export interface Limits {
@@ -116,6 +122,7 @@ const schema = z.object({
   IMAGE_FETCH_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -166,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       allowPrivateImageHosts: e.IMAGE_FETCH_ALLOW_PRIVATE === "true",
       imageFetchTimeoutMs: e.IMAGE_FETCH_TIMEOUT_MS,
       imageMaxBytes: e.IMAGE_MAX_BYTES,
+      imageRuntime: e.IMAGE_RUNTIME,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,

@@ -4,13 +4,15 @@
 // Hellinger-style map) gains 0.02-0.03.
 //
 // Two runtimes run the same fused plan (mobilenet-plan.ts) on the same weights:
-// - ONNX Runtime (onnxruntime-node's native CPU kernels), when that package is installed: ~6.5 ms
-//   of inference per image on one core (its NCHWc layout optimisation: without it, ~17 ms);
-// - TensorFlow.js's wasm backend otherwise (or tfjs-node's native binding, if installed): ~30-45
-//   ms, nearly all of it in XNNPACK's wasm-SIMD convolutions (1x1: ~5 GMAC/s, depthwise: ~1.6).
-// Their vectors agree to float rounding (cosine 1 - 1e-8) but not bit for bit, so each has its
-// own version string. (ONNX Runtime picks kernels by CPU: AVX2 and AVX-512 machines may differ in
-// the last bits too, which is equally harmless.) Batching does not pay on either (measured: 0-10%
+// - ONNX Runtime (onnxruntime-node's native CPU kernels), an optional dependency installed by
+//   default: ~6.5 ms of inference per image on one core (its NCHWc layout optimisation: without
+//   it, ~17 ms), the only way to the 20 ms-per-image target;
+// - TensorFlow.js's wasm backend (or tfjs-node's native binding, if installed), the reference that
+//   defines the model and the fallback when onnxruntime-node is absent or cannot load: ~30-45 ms,
+//   nearly all of it in XNNPACK's wasm-SIMD convolutions (1x1: ~5 GMAC/s, depthwise: ~1.6).
+// Their vectors agree to float rounding (cosine 1 - 1e-8), the same order of difference as ONNX
+// Runtime's own on two CPUs (it picks kernels by AVX2/AVX-512), so they share one version: a
+// deployment can switch runtime, or run workers on both, without re-embedding anything. Batching does not pay on either (measured: 0-10%
 // per image, within noise) and one thread is the cheapest per image, so images go one by one.
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
@@ -33,20 +35,17 @@ export const IMAGE_DIMENSIONS = 1280;
 export type ImageRuntime = "onnxruntime" | "tfjs";
 
 const MODEL = `mnv2-nsfwjs${NSFWJS_VERSION.split(".").slice(0, 2).join(".")}`;
-// Anything that changes the vectors (weights, input size, resizing, pixel range, post-processing,
-// the runtime's arithmetic) must change these strings: stored embeddings are only comparable
-// under the same version.
-export const IMAGE_ENCODER_VERSIONS: Readonly<Record<ImageRuntime, string>> = {
-  tfjs: `${MODEL}-fused-${IMAGE_INPUT_SIZE}-sqrt-v1`,
-  onnxruntime: `${MODEL}-onnx-${IMAGE_INPUT_SIZE}-sqrt-v1`,
-};
+// Anything that changes the vectors beyond float rounding (weights, input size, resizing, pixel
+// range, post-processing) must change this string: stored embeddings are only comparable under
+// the same version. Both runtimes give it (see above); tests hold them to a cosine of 1 - 1e-6.
+export const IMAGE_ENCODER_VERSION = `${MODEL}-fused-${IMAGE_INPUT_SIZE}-sqrt-v1`;
 
 // A variable specifier: the package is optional, so neither TypeScript nor a bundler should try to
 // resolve it.
 const ORT_PACKAGE = "onnxruntime-node";
 const require = createRequire(import.meta.url);
 
-/** The runtime openImageEncoder picks by default: ONNX Runtime when it is installed. */
+/** The runtime openImageEncoder tries first by default: ONNX Runtime when it is installed. */
 export function defaultImageRuntime(): ImageRuntime {
   try {
     require.resolve(ORT_PACKAGE);
@@ -55,9 +54,6 @@ export function defaultImageRuntime(): ImageRuntime {
     return "tfjs";
   }
 }
-
-/** The version of the vectors openImageEncoder() gives in this installation. */
-export const IMAGE_ENCODER_VERSION = IMAGE_ENCODER_VERSIONS[defaultImageRuntime()];
 
 export interface ImageBackendInfo {
   runtime: ImageRuntime;
@@ -93,14 +89,19 @@ export interface OpenedImageEncoder extends ImageEncoder {
 
 export interface OpenImageEncoderOptions {
   log?: (msg: string) => void;
-  /** Default: ONNX Runtime if installed, else tfjs; an ONNX Runtime that fails to load falls back to tfjs. */
+  /** The one line saying the default runtime fell back to tfjs; default: log. */
+  warn?: (msg: string) => void;
+  /**
+   * Default: ONNX Runtime if installed, else tfjs; an ONNX Runtime that fails to load falls back to
+   * tfjs. A runtime asked for by name that cannot load is an error.
+   */
   runtime?: ImageRuntime;
 }
 
 /** Loads the model on first use in the process; later opens share it until the last one closes. */
 export async function openImageEncoder(opts: OpenImageEncoderOptions = {}): Promise<OpenedImageEncoder> {
   if (opts.log) backendLog = opts.log;
-  const lease = await acquireEngine(opts.runtime, opts.log ?? (() => undefined));
+  const lease = await acquireEngine(opts.runtime, opts.warn ?? opts.log ?? (() => undefined));
   const engine = lease.value;
   let closed = false;
   const inFlight = new Set<Promise<unknown>>();
@@ -119,7 +120,7 @@ export async function openImageEncoder(opts: OpenImageEncoderOptions = {}): Prom
     if (closed) throw new Error("the image encoder is closed");
   };
   return {
-    version: IMAGE_ENCODER_VERSIONS[engine.backend.runtime],
+    version: IMAGE_ENCODER_VERSION,
     dimensions: IMAGE_DIMENSIONS,
     backend: engine.backend,
     async encode(image: Buffer): Promise<Float32Array> {
@@ -145,13 +146,19 @@ export async function openImageEncoder(opts: OpenImageEncoderOptions = {}): Prom
   };
 }
 
-async function acquireEngine(runtime: ImageRuntime | undefined, log: (msg: string) => void): Promise<Lease<FeatureEngine>> {
-  const wanted = runtime ?? defaultImageRuntime();
-  if (runtime || wanted === "tfjs") return engines.acquire(wanted);
+async function acquireEngine(runtime: ImageRuntime | undefined, warn: (msg: string) => void): Promise<Lease<FeatureEngine>> {
+  // Asked for by name: a runtime that cannot load is an error, not a quiet change of speed and vectors.
+  if (runtime) return engines.acquire(runtime);
+  // Both fallbacks miss the embedding target, so each says so in one line.
+  if (defaultImageRuntime() === "tfjs") {
+    warn(`${ORT_PACKAGE} is not installed; the image model runs on tfjs, several times slower (install with ONNXRUNTIME_NODE_INSTALL=skip npm ci)`);
+    return engines.acquire("tfjs");
+  }
   try {
     return await engines.acquire("onnxruntime");
   } catch (err) {
-    log(`${ORT_PACKAGE} is installed but cannot run the image model (${String(err)}); using tfjs, whose vectors have another version`);
+    const reason = String(err).replace(/\s+/g, " ");
+    warn(`${ORT_PACKAGE} is installed but cannot run the image model (${reason}); using tfjs, several times slower`);
     return engines.acquire("tfjs");
   }
 }
@@ -213,7 +220,9 @@ async function openOnnxEngine(): Promise<FeatureEngine> {
   const size = IMAGE_INPUT_SIZE;
   const session = await ort.InferenceSession.create(mobileNetToOnnx(planMobileNet(json, weights), size), {
     // One thread: the pipeline's unit is images per core, and a worker process already overlaps
-    // decoding (libuv's threads) with inference.
+    // decoding (libuv's threads) with inference. With 1 the kernels run on the calling thread
+    // (the binding runs a session synchronously on Node's main thread) and no pool is started;
+    // ORT's default would take every core. The inter-op pool is only used in parallel mode.
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: "sequential",

@@ -5,7 +5,7 @@ export { loadEncoders } from "./load-encoders.js";
 export type { LoadEncodersOptions } from "./load-encoders.js";
 export { colourProfile, COLOUR_NAMES, COLOUR_PROFILE_VERSION } from "./colour-profile.js";
 export type { ColourName } from "./colour-names.js";
-export { IMAGE_ENCODER_VERSION, IMAGE_ENCODER_VERSIONS, IMAGE_DIMENSIONS } from "./image-encoder.js";
+export { IMAGE_ENCODER_VERSION, IMAGE_DIMENSIONS } from "./image-encoder.js";
 export type { ImageRuntime } from "./image-encoder.js";
 export { TEXT_ENCODER_VERSION, TEXT_DIMENSIONS } from "./text-encoder.js";
 export { ImageDecodeError } from "./decode-rgb.js";

@@ -8,7 +8,9 @@ export interface LoadEncodersOptions {
   /** Where derived files live (the compact word vectors); shared by checkouts and processes. */
   cacheDir: string;
   log?: (msg: string) => void;
-  /** Which library runs the image model; default: ONNX Runtime if installed, else tfjs (image-encoder.ts). */
+  /** Problems that do not stop the load (the image model falling back to tfjs); default: log. */
+  warn?: (msg: string) => void;
+  /** Which library runs the image model; default: ONNX Runtime if it loads, else tfjs (image-encoder.ts). */
   imageRuntime?: ImageRuntime;
 }
 
@@ -22,7 +24,7 @@ export async function loadEncoders(options: LoadEncodersOptions): Promise<Encode
     return value;
   };
   const [image, text] = await Promise.allSettled([
-    timed("image encoder", () => openImageEncoder({ log, runtime: options.imageRuntime })),
+    timed("image encoder", () => openImageEncoder({ log, warn: options.warn, runtime: options.imageRuntime })),
     timed("text encoder", () => openTextEncoder({ cacheDir: options.cacheDir, log })),
   ]);
   if (image.status === "rejected" || text.status === "rejected") {

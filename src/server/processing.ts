@@ -53,7 +53,13 @@ export function startProcessing(
     processing.workers === 0
       ? Promise.resolve()
       : (async () => {
-          encoders = await loadEncoders({ cacheDir: config.cacheDir, log: (msg: string) => log.info({}, msg) });
+          encoders = await loadEncoders({
+            cacheDir: config.cacheDir,
+            log: (msg: string) => log.info({}, msg),
+            // A fallback to the slower image runtime is worth a warning: it misses the embedding target.
+            warn: (msg: string) => log.warn({}, msg),
+            imageRuntime: processing.imageRuntime === "auto" ? undefined : processing.imageRuntime,
+          });
           if (stopped) return;
           const pipelineEncoders = productEncoders(encoders);
           const maps = new MysqlTextImageMapStore(mysql.db, mysql.pool);

@@ -10,6 +10,8 @@ import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 import { cacheDir } from "../support/cache-dir.js";
+import { IMAGE_ENCODER_VERSION } from "../../src/embeddings/index.js";
+import { cosine } from "../support/vectors.js";
 
 let server: TestServer;
 let images: ImageServer;
@@ -250,5 +252,65 @@ describe("processing", () => {
     process.kill(pid!, "SIGKILL");
     expect(await waitFor(async () => ((await version()) === current ? current : undefined), 30_000, "re-embedding")).toBe(current);
     expect((await api.get(`${catalog}/products/v`)).body.status).toBe("PROCESSED");
+  });
+});
+
+// The service runs the image model on ONNX Runtime by default; IMAGE_RUNTIME=tfjs forces
+// TensorFlow.js (wasm), the reference implementation and the fallback. Both must store the same
+// vectors, up to float rounding, under one model version.
+describe("IMAGE_RUNTIME", () => {
+  let tfjsServer: TestServer;
+  let tfjsApi: RestClient;
+  beforeAll(async () => {
+    tfjsServer = await startTestServer({
+      WORKERS: "1",
+      CACHE_DIR: cacheDir,
+      IMAGE_FETCH_ALLOW_PRIVATE: "true",
+      PROCESSING_IDLE_POLL_MS: "100",
+      IMAGE_RUNTIME: "tfjs",
+    });
+    await tfjsServer.app.processing.ready;
+    tfjsApi = restClient(tfjsServer.restUrl, await tfjsServer.createKey(org));
+  }, 180_000);
+  afterAll(async () => {
+    await tfjsServer?.close();
+  });
+
+  it("forced to tfjs, stores ONNX Runtime's vectors under the same model version", async () => {
+    images.route("/runtime-coffee.png", serveBytes(photos.coffee!, "image/png"));
+    images.route("/runtime-rocket.png", serveBytes(photos.rocket!, "image/png"));
+    const products = [
+      { id: "coffee", imageUrl: images.url("/runtime-coffee.png"), descriptor: "coffee" },
+      { id: "rocket", imageUrl: images.url("/runtime-rocket.png"), descriptor: "rocket" },
+    ];
+    const stored = async (target: TestServer, client: RestClient) => {
+      const res = await client.post(`/organizations/${org}/catalogs`, { name: `runtime-${randomUUID()}` });
+      const catalog = `/organizations/${org}/catalogs/${res.body.id}`;
+      await client.post(`${catalog}/products`, products);
+      await waitFor(
+        async () => {
+          const progress = (await client.get(`${catalog}/progress`)).body;
+          return progress.processed === products.length ? progress : undefined;
+        },
+        60_000,
+        "processing",
+      );
+      const [rows] = await target.app.mysql.pool.query("SELECT product_id, model_version, image FROM product_embeddings WHERE catalog_id = ? ORDER BY product_id", [res.body.id]);
+      return (rows as { product_id: string; model_version: string; image: Buffer }[]).map((r) => ({
+        id: r.product_id,
+        version: r.model_version,
+        image: Float32Array.from({ length: r.image.length / 4 }, (_, i) => r.image.readFloatLE(4 * i)),
+      }));
+    };
+    const [onnx, tfjs] = [await stored(server, api), await stored(tfjsServer, tfjsApi)];
+    expect(onnx.map((r) => r.id)).toEqual(["coffee", "rocket"]);
+    expect(tfjs.map((r) => r.id)).toEqual(["coffee", "rocket"]);
+    for (let i = 0; i < onnx.length; i++) {
+      // One version for both runtimes: switching runtime re-embeds nothing.
+      expect(onnx[i]!.version.startsWith(`${IMAGE_ENCODER_VERSION}+`), onnx[i]!.version).toBe(true);
+      expect(tfjs[i]!.version).toBe(onnx[i]!.version);
+      expect(tfjs[i]!.image.length).toBe(1280);
+      expect(cosine(onnx[i]!.image, tfjs[i]!.image), onnx[i]!.id).toBeGreaterThan(0.99999);
+    }
   });
 });

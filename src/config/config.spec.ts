@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("IMAGE_RUNTIME", () => {
+  it("defaults to auto: ONNX Runtime when it loads, else tfjs", () => {
+    expect(loadConfig({}).processing.imageRuntime).toBe("auto");
+    expect(loadConfig({ IMAGE_RUNTIME: "" }).processing.imageRuntime).toBe("auto");
+  });
+
+  it("forces either runtime", () => {
+    expect(loadConfig({ IMAGE_RUNTIME: "onnxruntime" }).processing.imageRuntime).toBe("onnxruntime");
+    expect(loadConfig({ IMAGE_RUNTIME: "tfjs" }).processing.imageRuntime).toBe("tfjs");
+  });
+
+  it("rejects anything else, naming the variable", () => {
+    expect(() => loadConfig({ IMAGE_RUNTIME: "gpu" })).toThrow(ConfigError);
+    expect(() => loadConfig({ IMAGE_RUNTIME: "wasm" })).toThrow(/IMAGE_RUNTIME/);
+  });
+});
