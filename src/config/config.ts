@@ -106,7 +106,7 @@ const schema = z.object({
   SEARCH_BOOST: z.coerce.number().min(0).max(1).default(0.05),
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
-  SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(200),
+  SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
