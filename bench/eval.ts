@@ -2,7 +2,12 @@
 // text-to-text, image-to-image and text-to-image (through the text-image map) precision@10, and
 // zero-shot article-type classification. Not a test: numbers, not verdicts.
 //
-//   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 0.3] [--colour-weight 1]
+//   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 1] [--colour-weight 1]
+//                         [--landmarks 1000 (0: a linear map)] [--cv]
+//
+// --cv also prints 5-fold cross-validation on the described half alone (titles known), the kind of
+// evidence the map's constants are chosen on: how well a held-out photo's output ranks its own
+// title among the fold's titles, and the reverse (mean reciprocal rank).
 //
 // Photos are read where they are. Their encodings (image features, colour profile, title vector)
 // are cached under <CACHE_DIR>/eval/, keyed by the encoders' versions and the file list, so reruns
@@ -17,7 +22,7 @@ import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSIO
 import type { Encoders, TextEncoder } from "../src/embeddings/index.js";
 import { rowDots } from "../src/embeddings/linear-algebra.js";
 import { openTextEncoder } from "../src/embeddings/text-encoder.js";
-import { DEFAULT_COLOUR_WEIGHT, DEFAULT_LAMBDA, DEFAULT_WHITENING } from "../src/embeddings/text-image-map.js";
+import { DEFAULT_COLOUR_WEIGHT, DEFAULT_KERNEL, DEFAULT_LAMBDA, DEFAULT_WHITENING } from "../src/embeddings/text-image-map.js";
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/index.js";
 import { dot, l2NormaliseInPlace } from "../src/embeddings/vector-math.js";
@@ -392,6 +397,40 @@ function fitTiming(data: Dataset, n: number, options: FitTextImageMapOptions = {
   return performance.now() - t0;
 }
 
+/** Mean time of one map.apply over the data set's photos. */
+function projectionTime(data: Dataset, map: TextImageMap): number {
+  const n = data.items.length;
+  for (let i = 0; i < Math.min(n, 200); i++) map.apply(data.image[i]!, data.colour[i]!);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) map.apply(data.image[i]!, data.colour[i]!);
+  return (performance.now() - t0) / n;
+}
+
+/**
+ * 5-fold cross-validation within the described half: fit on four folds, and for each photo of the
+ * fifth, the reciprocal rank of its own title among the fold's titles by cosine with the mapped
+ * photo (and of the mapped photo among the fold's, for its title). Uses no withheld data: the
+ * service could compute this on any catalog.
+ */
+function crossValidate(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions, folds = 5): number[] {
+  let i2t = 0, t2i = 0, count = 0;
+  for (let fold = 0; fold < folds; fold++) {
+    const train = task.described.filter((_, r) => r % folds !== fold);
+    const test = task.described.filter((_, r) => r % folds === fold);
+    const map = fitTextImageMap(train.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! })), options);
+    const outputs = test.map((i) => map.apply(data.image[i]!, data.colour[i]!));
+    const texts = test.map((i) => data.text[i]!);
+    const scores = outputs.map((o) => texts.map((t) => dot(o, t)));
+    test.forEach((_, r) => {
+      const own = scores[r]![r]!;
+      i2t += 1 / (1 + scores[r]!.filter((s) => s > own).length);
+      t2i += 1 / (1 + scores.filter((row) => row[r]! > own).length);
+      count++;
+    });
+  }
+  return [i2t / count, t2i / count];
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -399,11 +438,14 @@ async function main(): Promise<void> {
       limit: { type: "string" },
       lambda: { type: "string", default: String(DEFAULT_LAMBDA) },
       "colour-weight": { type: "string", default: String(DEFAULT_COLOUR_WEIGHT) },
+      landmarks: { type: "string", default: String(DEFAULT_KERNEL.landmarks) },
+      cv: { type: "boolean", default: false },
     },
   });
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   const lambda = Number(values.lambda);
   const colourWeight = Number(values["colour-weight"]);
+  const landmarks = Number(values.landmarks);
   const log = (m: string) => console.error(m);
   const data = await loadDataset(values.dir, limit, log);
   try {
@@ -429,14 +471,18 @@ async function main(): Promise<void> {
 
     const task = textImageTask(items);
     const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
-    const options = { lambda, colourWeight };
+    const kernel = landmarks > 0 ? { ...DEFAULT_KERNEL, landmarks } : false;
+    const options: FitTextImageMapOptions = { lambda, colourWeight, kernel };
     const { map, fitMs } = fitOnDescribed(data, task, options);
     const mapped = mapWithheld(data, task, map);
     const scores = scoreTextImage(task, data.textEncoder, mapped);
     const titles = scoreTextImage(task, data.textEncoder, task.withheld.map((i) => data.text[i]!));
+    const kernelName = kernel
+      ? `RBF kernel on ${kernel.landmarks} landmarks (lambda ${kernel.lambda}, bandwidth ${kernel.bandwidth}, colour weight ${kernel.colourWeight})`
+      : "no kernel";
     console.log("");
     console.log(
-      `text-to-image: map ${map.version} (lambda ${lambda}, colour weight ${colourWeight}, whitening ${DEFAULT_WHITENING}), ` +
+      `text-to-image: map ${map.version} (lambda ${lambda}, colour weight ${colourWeight}, whitening ${DEFAULT_WHITENING}, ${kernelName}), ` +
         `fitted on the described half (even index: ${map.trainedOn} titles) in ${Math.round(fitMs)} ms, ` +
         `measured on the withheld half (odd index: ${task.withheld.length} products)`,
     );
@@ -450,23 +496,42 @@ async function main(): Promise<void> {
     row(`  "<type>" -> titles*`, f(titles.typeP10));
     row(`  "<colour> <type>" -> titles*`, ...titles.colourTypeP10.map(f));
     console.log("  * titles: the withheld products' own title vectors in place of mapped photos (text-to-text reference)");
+    row("leave-one-out precision@10 among the withheld products", "type", "colour");
+    row("  mapped photo -> the other mapped photos (recommendations)", ...selfPrecisionAtK(mapped, task.withheldItems, [byType, byColour]).map(f));
 
     console.log("");
-    row("what each step of the map contributes", "F1", "F1 given", "type", "c+t:type", "colour", "both");
+    row("what each step of the map contributes", "F1", "F1 given", "type", "c+t:type", "colour", "both", "i2i:type", "i2i:col");
+    const linear: FitTextImageMapOptions = { ...options, kernel: false };
+    const withKernel: FitTextImageMapOptions = { ...options, kernel: kernel || DEFAULT_KERNEL };
     const variants: [string, FitTextImageMapOptions][] = [
-      ["centred ridge only", { ...options, whitening: false, removeMeanDirection: false }],
-      ["+ residual whitening", { ...options, removeMeanDirection: false }],
-      ["+ mean text direction removed (the default map)", options],
-      ["  ... lambda 0.1", { ...options, lambda: 0.1 }],
-      ["  ... lambda 1", { ...options, lambda: 1 }],
-      ["  ... lambda 3", { ...options, lambda: 3 }],
-      ["  ... whitening 1 (milder)", { ...options, whitening: 1 }],
-      ["  ... without the colour profile (colour weight 0)", { ...options, colourWeight: 0 }],
-      ["  ... colour weight 3", { ...options, colourWeight: 3 }],
+      ["centred linear ridge only", { ...linear, whitening: false, removeMeanDirection: false }],
+      ["+ residual whitening", { ...linear, removeMeanDirection: false }],
+      ["+ mean text direction removed (linear map)", linear],
+      ["  ... linear map at lambda 0.3 (the previous default map)", { ...linear, lambda: 0.3 }],
+      [`+ RBF kernel ridge on residuals, ${(kernel || DEFAULT_KERNEL).landmarks} landmarks${kernel ? " (default)" : ""}`, withKernel],
+      ["  ... 250 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 250 } }],
+      ["  ... 500 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 500 } }],
+      ["  ... kernel bandwidth 1 (wider)", { ...withKernel, kernel: { ...DEFAULT_KERNEL, bandwidth: 1 } }],
+      ["  ... kernel colour weight 1", { ...withKernel, kernel: { ...DEFAULT_KERNEL, colourWeight: 1 } }],
+      ["  ... kernel lambda 0.3", { ...withKernel, kernel: { ...DEFAULT_KERNEL, lambda: 0.3 } }],
+      ["  ... kernel lambda 1", { ...withKernel, kernel: { ...DEFAULT_KERNEL, lambda: 1 } }],
+      ["  ... linear lambda 0.5", { ...withKernel, lambda: 0.5 }],
+      ["  ... whitening 1 (milder)", { ...withKernel, whitening: 1 }],
+      ["  ... without the colour profile (colour weight 0)", { ...withKernel, colourWeight: 0 }],
     ];
+    const cvRows: [string, number[]][] = [];
     for (const [name, variant] of variants) {
-      const v = scoreTextImage(task, data.textEncoder, mapWithheld(data, task, fitOnDescribed(data, task, variant).map));
-      row(name, f(v.f1["one-item"]), f(v.f1["as-given"]), f(v.typeP10), ...v.colourTypeP10.map(f));
+      const v = mapWithheld(data, task, fitOnDescribed(data, task, variant).map);
+      const s = scoreTextImage(task, data.textEncoder, v);
+      row(name, f(s.f1["one-item"]), f(s.f1["as-given"]), f(s.typeP10), ...s.colourTypeP10.map(f), ...selfPrecisionAtK(v, task.withheldItems, [byType, byColour]).map(f));
+      if (values.cv) cvRows.push([name, crossValidate(data, task, variant)]);
+    }
+    console.log("  F1: zero-shot type; type, c+t: precision@10 of \"<type>\" and \"<colour> <type>\" queries; i2i: mapped photo to photo");
+    if (values.cv) {
+      console.log("");
+      row("5-fold cross-validation on the described half (no withheld data)", "img>text", "text>img");
+      for (const [name, [i2t, t2i]] of cvRows) row(name, f(i2t!), f(t2i!));
+      console.log("  mean reciprocal rank of a held-out photo's own title among the fold's titles, and of its photo among the fold's photos");
     }
 
     console.log("");
@@ -478,8 +543,11 @@ async function main(): Promise<void> {
     );
     console.log(`encodings cache: ${data.cache.file}`);
     console.log(`leave-one-out precision@10 computations: ${Math.round(selfMs)} ms`);
-    const timings = [1000, 5000].map((n) => `n = ${n} (${n < map.inputDimensions ? "dual" : "primal"}) ${Math.round(fitTiming(data, n, options))} ms`);
-    console.log(`map fit time, ${map.inputDimensions} -> ${map.outputDimensions}, one thread: ${timings.join(", ")}`);
+    const timings = (variant: FitTextImageMapOptions) =>
+      [1000, 5000].map((n) => `n = ${n} (${n < map.inputDimensions ? "dual" : "primal"}) ${Math.round(fitTiming(data, n, variant))} ms`).join(", ");
+    console.log(`map fit time, ${map.inputDimensions} -> ${map.outputDimensions}, one thread: ${timings(options)}` + (kernel ? `; linear map alone: ${timings(linear)}` : ""));
+    const projectMs = projectionTime(data, map);
+    console.log(`projecting a photo through the map: ${projectMs.toFixed(3)} ms (map ${(map.toBytes().length / 1e6).toFixed(1)} MB)`);
   } finally {
     await data.textEncoder.close();
   }

@@ -2,7 +2,7 @@
 // with other photos alike. A catalog with a fitted text-image map (see embeddings/text-image-map.ts)
 // uses it; until it has one (too few described products), a photo stands for the colour names its
 // pixels carry, weighted by their share of the product. Measured on fashion-dev's withheld half
-// (bench/eval.ts data): mapped photo-to-photo precision@10 by type 0.486, by colour 0.289, against
+// (bench/eval.ts data): mapped photo-to-photo precision@10 by type 0.504, by colour 0.293, against
 // 0.401 / 0.164 for the raw MobileNet features, so recommendations compare mapped photos too.
 import { COLOUR_NAMES, COLOUR_PROFILE_VERSION, l2NormaliseInPlace, textImageMapFromBytes } from "../embeddings/index.js";
 import type { TextEncoder, TextImageMap } from "../embeddings/index.js";
@@ -55,14 +55,17 @@ function colourWordsVersion(text: TextEncoder): string {
   return `colour-words:${COLOUR_PROFILE_VERSION}:${text.version}`;
 }
 
-/** Parsed maps by identity: a map is ~0.5 MB of weights, read once per version, not per request. */
+/**
+ * Parsed maps by identity, read once per version, not per request. A map is up to ~6 MB (its
+ * kernel's landmark photos), so only a few are kept.
+ */
 export class VisualSpaces {
   private readonly parsed = new Map<string, Promise<VisualSpace>>();
   private readonly fallback: VisualSpace;
 
   constructor(
     text: TextEncoder,
-    private readonly capacity = 32,
+    private readonly capacity = 8,
   ) {
     this.fallback = colourWordSpace(text);
   }

@@ -2,7 +2,7 @@
 // under it. No models, no photos: fast and deterministic (seeded random numbers).
 import { describe, expect, it } from "vitest";
 import { choleskyInPlace, choleskySolveRowsInPlace, rowDots } from "../../src/embeddings/linear-algebra.js";
-import { fitTextImageMap, textImageMapFromBytes, type TextImageSample } from "../../src/embeddings/text-image-map.js";
+import { DEFAULT_KERNEL, fitTextImageMap, textImageMapFromBytes, type TextImageSample } from "../../src/embeddings/text-image-map.js";
 import { seededRandom as random } from "../support/random.js";
 
 
@@ -61,7 +61,8 @@ function world(seed: number, di: number, dc: number, k: number): World {
   };
 }
 
-const plain = { whitening: false, removeMeanDirection: false } as const;
+/** The linear ridge alone: what the tests of known linear relations check. */
+const plain = { whitening: false, removeMeanDirection: false, kernel: false } as const;
 
 /** What the plain map should output: M (z - mean z), the centred prediction. */
 function expected(w: World, train: TextImageSample[], s: TextImageSample): Float64Array {
@@ -153,11 +154,11 @@ describe("fitTextImageMap", () => {
 
   it("gives the same map through the primal and the dual form", () => {
     // Every sample twice with lambda doubled is the same problem: 30 samples take the dual route
-    // (30 < 41 dimensions), 60 the primal one.
+    // (30 < 41 dimensions), 60 the primal one. (The kernel step would see duplicate landmarks.)
     const w = world(12, 35, 6, 9);
     const train = Array.from({ length: 30 }, () => w.sample(0.5));
-    const dual = fitTextImageMap(train, { lambda: 0.2 });
-    const primal = fitTextImageMap([...train, ...train], { lambda: 0.4 });
+    const dual = fitTextImageMap(train, { lambda: 0.2, kernel: false });
+    const primal = fitTextImageMap([...train, ...train], { lambda: 0.4, kernel: false });
     for (let i = 0; i < 10; i++) {
       const s = w.sample();
       const a = dual.apply(s.image, s.colour);
@@ -195,6 +196,36 @@ describe("fitTextImageMap", () => {
 
     expect(() => fitTextImageMap(train, { lambda: 0 })).toThrow(RangeError);
     expect(() => fitTextImageMap(train, { lambda: -1 })).toThrow(RangeError);
+  });
+
+  it("learns what is not linear in the inputs with its kernel step", () => {
+    // Photos in 40 tight clusters of a 5-d space, each with its own text, the clusters placed at
+    // random: a linear map cannot give each cluster its text, kernel ridge on landmarks can.
+    const rand = random(30);
+    const g = gaussian(rand);
+    const di = 4, dc = 1, k = 10, clusters = 40;
+    const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: di + dc }, () => g()));
+    const texts = Array.from({ length: clusters }, () => Float32Array.from({ length: k }, () => g()));
+    const sample = (c: number): TextImageSample => {
+      const z = centres[c]!.map((v) => v + 0.03 * g());
+      return { image: z.slice(0, di), colour: z.slice(di), text: texts[c]!.map((v) => v + 0.1 * g()) };
+    };
+    const train = Array.from({ length: 800 }, (_, i) => sample(i % clusters));
+    const textMean = Array.from({ length: k }, (_, t) => mean(train.map((s) => s.text[t]!)));
+    const quality = (map: ReturnType<typeof fitTextImageMap>) =>
+      mean(Array.from({ length: 120 }, (_, i) => {
+        const c = i % clusters;
+        const s = sample(c);
+        return cosine(map.apply(s.image, s.colour), Array.from(texts[c]!, (v, t) => v - textMean[t]!));
+      }));
+    const options = { whitening: false, removeMeanDirection: false } as const;
+    const linear = quality(fitTextImageMap(train, { ...options, kernel: false }));
+    const kernel = quality(fitTextImageMap(train, { ...options, kernel: { ...DEFAULT_KERNEL, landmarks: 200, bandwidth: 8, lambda: 1e-3 } }));
+    expect(linear).toBeLessThan(0.8);
+    expect(kernel).toBeGreaterThan(0.95);
+    for (const bad of [{ lambda: 0 }, { landmarks: 0 }, { bandwidth: -1 }, { colourWeight: Number.NaN }]) {
+      expect(() => fitTextImageMap(train, { kernel: { ...DEFAULT_KERNEL, ...bad } })).toThrow(RangeError);
+    }
   });
 
   it("removes the mean text direction from its outputs by default", () => {
@@ -265,6 +296,12 @@ describe("fitTextImageMap", () => {
     }
     // A different fit is a different version.
     expect(fitTextImageMap(train, { lambda: 0.6, colourWeight: 2 }).version).not.toBe(map.version);
+    // A linear map is written in the first format, which still reads.
+    const linear = fitTextImageMap(train, { kernel: false });
+    expect(linear.toBytes().readUInt32LE(4)).toBe(1);
+    expect(textImageMapFromBytes(linear.toBytes()).apply(train[0]!.image, train[0]!.colour)).toEqual(linear.apply(train[0]!.image, train[0]!.colour));
+    expect(bytes.readUInt32LE(4)).toBe(2);
+    expect(bytes.length).toBeGreaterThan(linear.toBytes().length);
     // Damaged bytes are refused rather than misread.
     expect(() => textImageMapFromBytes(bytes.subarray(0, bytes.length - 4))).toThrow();
     const wrongMagic = Buffer.from(bytes);
