@@ -57,6 +57,8 @@ export interface VectorIndex {
   rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number>;
   /** The version recorded by the last rebuild; undefined when the catalog has no index. */
   version(catalogId: string): Promise<string | undefined>;
+  /** A product's element vector as stored (float rounding aside); undefined when it is not in the index. */
+  element(catalogId: string, productId: string): Promise<Float32Array | undefined>;
   drop(catalogId: string): Promise<void>;
   /** Catalogs that have anything in the index. */
   catalogIds(): Promise<string[]>;

@@ -11,7 +11,7 @@ import type { IndexSync } from "./index-sync.js";
 import type { SearchLog, SearchSource, VectorIndex } from "./ports.js";
 import type { RecommendationRequest, SearchRequest } from "./requests.js";
 import { parseRecommendationRequest, parseSearchRequest } from "./requests.js";
-import { queryVector } from "./vector-layout.js";
+import { elementVisual, queryVector } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
@@ -100,9 +100,12 @@ export class SearchService {
           `product ${request.productId} has no vectors yet (status ${subject.status}); recommendations need a processed product`,
         );
       }
-      const space = await this.spaces.forMap(target.map);
       const { image, colour, text } = subject.embeddings;
-      const visual = space.project(image, colour);
+      // The index holds the subject's projected photo when it is searchable: projecting it again
+      // through a kernel map costs about 1 ms of CPU. Products not in the index (in ERROR, or not
+      // yet synced) are projected here. A stale index fails the query below and the call is redone.
+      const stored = await this.index.element(request.catalogId, request.productId);
+      const visual = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
       const query = queryVector({ visual, text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
       return query ? this.nearest(request.catalogId, target.map, query, want) : [];
     });

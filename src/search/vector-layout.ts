@@ -63,6 +63,17 @@ export function elementVector(visual: Float32Array, text: Float32Array, rank: Ra
   return out;
 }
 
+/**
+ * The visual vector an element was built from (float rounding aside), given its text's length;
+ * undefined when the element is too short to hold one (another layout).
+ */
+export function elementVisual(element: Float32Array, textDimensions: number): Float32Array | undefined {
+  if (element.length <= textDimensions + 3) return undefined;
+  const out = new Float32Array(element.length - textDimensions - 3);
+  for (let i = 0; i < out.length; i++) out[i] = element[i]! / A;
+  return out;
+}
+
 export interface QueryParts {
   /** Compared with each product's visual vector (unit length or zero). */
   visual: Float32Array;

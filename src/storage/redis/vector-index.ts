@@ -83,6 +83,12 @@ export class RedisVectorIndex implements VectorIndex {
     return (await this.redis.hget(this.metaKey(catalogId), "version")) ?? undefined;
   }
 
+  async element(catalogId: string, productId: string): Promise<Float32Array | undefined> {
+    // NOQUANT: VEMB gives back the float32 components times the stored norm.
+    const reply = (await this.redis.call("VEMB", this.vectorsKey(catalogId), productId)) as string[] | null;
+    return reply ? Float32Array.from(reply, Number) : undefined;
+  }
+
   async drop(catalogId: string): Promise<void> {
     await this.redis.del(this.vectorsKey(catalogId), this.metaKey(catalogId), this.buildingKey(catalogId));
   }
