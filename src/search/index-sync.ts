@@ -11,6 +11,11 @@ import { visualSpaceVersion } from "./visual-space.js";
 import type { StoredMap, VisualSpace, VisualSpaces } from "./visual-space.js";
 
 const PAGE = 500;
+/**
+ * Entries built between two turns of the event loop. Projecting a photo through a kernel map costs
+ * about 1 ms, so a page built at once would hold up the process's requests for half a second.
+ */
+const ENTRIES_PER_TURN = 25;
 /** How long a sync waits by default for another process's sync of the same catalog. */
 const DEFAULT_WAIT_MS = 2000;
 
@@ -93,7 +98,7 @@ export class IndexSync {
       const ids = changes.map((c) => c.productId);
       const present = await this.source.indexable(catalogId, ids);
       const kept = new Set(present.map((p) => p.productId));
-      await this.index.upsert(catalogId, present.map((p) => entryOf(p, space)));
+      await this.index.upsert(catalogId, await entriesOf(present, space));
       await this.index.remove(catalogId, ids.filter((id) => !kept.has(id)));
       await this.source.acknowledge(catalogId, changes);
       applied += changes.length;
@@ -107,11 +112,20 @@ export class IndexSync {
     for (;;) {
       const page = await this.source.indexablePage(catalogId, after, PAGE);
       if (page.length === 0) return;
-      yield page.map((p) => entryOf(p, space));
+      yield await entriesOf(page, space);
       if (page.length < PAGE) return;
       after = page[page.length - 1]!.productId;
     }
   }
+}
+
+async function entriesOf(products: readonly IndexableProduct[], space: VisualSpace): Promise<IndexEntry[]> {
+  const entries: IndexEntry[] = [];
+  for (const product of products) {
+    if (entries.length > 0 && entries.length % ENTRIES_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    entries.push(entryOf(product, space));
+  }
+  return entries;
 }
 
 function entryOf(product: IndexableProduct, space: VisualSpace): IndexEntry {
