@@ -12,8 +12,9 @@
 //   nearly all of it in XNNPACK's wasm-SIMD convolutions (1x1: ~5 GMAC/s, depthwise: ~1.6).
 // Their vectors agree to float rounding (cosine 1 - 1e-8), the same order of difference as ONNX
 // Runtime's own on two CPUs (it picks kernels by AVX2/AVX-512), so they share one version: a
-// deployment can switch runtime, or run workers on both, without re-embedding anything. Batching does not pay on either (measured: 0-10%
-// per image, within noise) and one thread is the cheapest per image, so images go one by one.
+// deployment can switch runtime, or run workers on both, without re-embedding anything. Batching
+// does not pay on either (measured: 0-10% per image, within noise) and one thread is the cheapest
+// per image, so images go one by one.
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
 import { COLOUR_SOURCE_SIZE, colourProfile, colourProfileOfSource } from "./colour-profile.js";

@@ -92,7 +92,11 @@ export class SearchService {
     const request = parseRecommendationRequest(raw);
     const want = { ...request, threshold: -Infinity, exclude: request.productId };
     const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) => {
-      const subject = await this.source.subject(request.catalogId, request.productId);
+      // Both lookups at once: the index's copy of the subject is only used if MySQL has it.
+      const [subject, stored] = await Promise.all([
+        this.source.subject(request.catalogId, request.productId),
+        this.index.element(request.catalogId, request.productId),
+      ]);
       if (!subject) throw notFound(`product ${request.productId} not found in catalog ${request.catalogId}`);
       if (!subject.embeddings) {
         throw new AppError(
@@ -104,7 +108,6 @@ export class SearchService {
       // The index holds the subject's projected photo when it is searchable: projecting it again
       // through a kernel map costs about 1 ms of CPU. Products not in the index (in ERROR, or not
       // yet synced) are projected here. A stale index fails the query below and the call is redone.
-      const stored = await this.index.element(request.catalogId, request.productId);
       const visual = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
       const query = queryVector({ visual, text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
       return query ? this.nearest(request.catalogId, target.map, query, want) : [];

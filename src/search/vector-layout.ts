@@ -23,6 +23,9 @@ const A = ALPHA / Math.SQRT2;
 const K = 0.4;
 const L = A / K;
 
+/** After the visual and text parts: the two boost flags and the pad. */
+const TAIL = 3;
+
 /** Changes whenever element or query vectors would be built differently. */
 export const VECTOR_LAYOUT_VERSION = "blend1";
 
@@ -39,12 +42,12 @@ export interface LayoutDimensions {
 }
 
 export function layoutDimensions(dims: LayoutDimensions): number {
-  return dims.visual + dims.text + 3;
+  return dims.visual + dims.text + TAIL;
 }
 
 /** A product's element vector; visual and text must each be unit length or all zero. */
 export function elementVector(visual: Float32Array, text: Float32Array, rank: Rank): Float32Array {
-  const out = new Float32Array(visual.length + text.length + 3);
+  const out = new Float32Array(layoutDimensions({ visual: visual.length, text: text.length }));
   let used = 0;
   for (let i = 0; i < visual.length; i++) {
     out[i] = A * visual[i]!;
@@ -68,8 +71,9 @@ export function elementVector(visual: Float32Array, text: Float32Array, rank: Ra
  * undefined when the element is too short to hold one (another layout).
  */
 export function elementVisual(element: Float32Array, textDimensions: number): Float32Array | undefined {
-  if (element.length <= textDimensions + 3) return undefined;
-  const out = new Float32Array(element.length - textDimensions - 3);
+  const visualDimensions = element.length - textDimensions - TAIL;
+  if (visualDimensions <= 0) return undefined;
+  const out = new Float32Array(visualDimensions);
   for (let i = 0; i < out.length; i++) out[i] = element[i]! / A;
   return out;
 }
@@ -93,7 +97,7 @@ export interface QueryVector {
 /** Undefined when the weighted parts carry no signal (e.g. a query of unknown words). */
 export function queryVector(parts: QueryParts): QueryVector | undefined {
   const { visual, text, visualWeight: w, boosts } = parts;
-  const out = new Float32Array(visual.length + text.length + 3);
+  const out = new Float32Array(layoutDimensions({ visual: visual.length, text: text.length }));
   let lengthSquared = 0;
   for (let i = 0; i < visual.length; i++) {
     out[i] = w * visual[i]!;
