@@ -295,7 +295,7 @@ class LoadGenerator {
 // ---------------------------------------------------------------------------------------------
 // Synthetic catalog
 
-/** ~50 queries a shopper might type; every one has words GloVe knows. Recall also uses combinationQueries(). */
+/** ~50 queries a shopper might type; every one has words GloVe knows. */
 const QUERIES = [
   "red summer dress", "black leather handbag", "white running shoes", "blue denim jacket", "wool winter coat",
   "silk scarf", "gold necklace", "silver earrings", "leather wallet", "mens dress shirt",
@@ -346,6 +346,9 @@ function combinationQueries(): string[] {
   const pairs = ADJECTIVES.flatMap((adjective) => CATEGORIES.flatMap(([, nouns]) => nouns.map((noun) => `${adjective} ${noun}`)));
   return pairs.filter((_, i) => i % 7 === 0);
 }
+
+/** Every query the benchmark sends: the shopper queries, then the pairs. */
+const ALL_QUERIES = [...QUERIES, ...combinationQueries()];
 
 const CLUSTERS = 200;
 const BRANDS = 200;
@@ -472,13 +475,18 @@ function stats(latencies: readonly number[], wallMs?: number): Stats {
   return { n: sorted.length, p50: at(0.5), p99: at(0.99), mean: sum / sorted.length, qps: wallMs ? (sorted.length / wallMs) * 1000 : 1000 / (sum / sorted.length) };
 }
 
+/** Over the queries the run sent: with fewer requests than queries (--queries), the rest have no answer. */
 function recallAt(results: readonly (string[] | undefined)[], truth: readonly string[][]): number {
   let sum = 0;
+  let answered = 0;
   for (let q = 0; q < truth.length; q++) {
-    const got = new Set(results[q] ?? []);
-    sum += truth[q]!.filter((id) => got.has(id)).length / truth[q]!.length;
+    const got = results[q];
+    if (got === undefined) continue;
+    const ids = new Set(got);
+    sum += truth[q]!.filter((id) => ids.has(id)).length / truth[q]!.length;
+    answered++;
   }
-  return sum / truth.length;
+  return answered === 0 ? NaN : sum / answered;
 }
 
 const ms = (x: number) => `${x.toFixed(2)} ms`;
@@ -581,7 +589,7 @@ async function main(): Promise<void> {
     const server = /^redis_version:(\S+)/m.exec(await info.info("server"))?.[1];
     await info.quit();
     console.log(`search benchmark: sizes ${options.sizes.join(", ")}; ${options.queries} measured requests per case after ${options.warmup} warm-up; ` +
-      `${QUERIES.length + combinationQueries().length} distinct queries; Redis ${server} at ${redisUrl}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
+      `${ALL_QUERIES.length} distinct queries; Redis ${server} at ${redisUrl}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
       `${availableParallelism()} CPU cores shared by clients, service, Redis and MariaDB`);
     for (const n of options.sizes) outcomes.push(await runSize(n, options, redisUrl, text));
   } finally {
@@ -716,7 +724,7 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     const boosts = { boost: config.search.boost, superBoost: config.search.superBoost };
     const queries: string[] = [];
     const vectors: Float32Array[] = [];
-    for (const q of [...QUERIES, ...combinationQueries()]) {
+    for (const q of ALL_QUERIES) {
       const words = text.encode(q.trim().toLowerCase());
       const qv = queryVector({ visual: words, text: words, visualWeight: VISUAL_WEIGHT, boosts });
       if (!qv) {
