@@ -1,5 +1,5 @@
+import { createLogger } from "./logging/index.js";
 import { parseArgs } from "node:util";
-import pino from "pino";
 import { ConfigError, loadConfig } from "./config/index.js";
 import type { Config } from "./config/index.js";
 import { samplePhotos } from "./provisioning/index.js";
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     return;
   }
   const configured = loadConfig(process.env);
-  const log = pino({ level: configured.logLevel });
+  const log = createLogger({ level: configured.logLevel });
   const mysql = await resolveMysqlUrl(configured, log, Boolean(process.env.MYSQL_URL));
   const redis = await resolveRedisUrl(configured, log);
   // Workers forked by the service get this configuration, so they use the same MySQL and Redis.

@@ -1,4 +1,4 @@
-import pino from "pino";
+import { createLogger } from "./logging/index.js";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config/index.js";
 import type { Config } from "./config/index.js";
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   // Forked by the service: its validated configuration, verbatim. Run by hand: the environment.
   const forwarded = process.env[WORKER_CONFIG_ENV];
   const config: Config = forwarded ? (JSON.parse(forwarded) as Config) : loadConfig(process.env);
-  const log = pino({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel });
   // A forked worker's MYSQL_URL was resolved by its service.
   const mysql = await openMysql((await resolveMysqlUrl(config, log, Boolean(forwarded) || Boolean(process.env.MYSQL_URL))).url);
   const redis = await openRedis((await resolveRedisUrl(config, log)).url);

@@ -77,6 +77,8 @@ export interface ProcessingConfig {
    * wasm backend (the reference, several times slower). Forcing one makes a failure to load it fatal.
    */
   imageRuntime: "auto" | "onnxruntime" | "tfjs";
+  /** Most described products one text-image map fit reads (a repeatable sample past that). */
+  textMapMaxSamples: number;
 }
 
 export interface Limits {
@@ -123,6 +125,7 @@ const schema = z.object({
   IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
+  TEXT_MAP_MAX_SAMPLES: z.coerce.number().int().min(20).max(100_000).default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -174,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       imageFetchTimeoutMs: e.IMAGE_FETCH_TIMEOUT_MS,
       imageMaxBytes: e.IMAGE_MAX_BYTES,
       imageRuntime: e.IMAGE_RUNTIME,
+      textMapMaxSamples: e.TEXT_MAP_MAX_SAMPLES,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,

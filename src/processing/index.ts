@@ -7,5 +7,7 @@ export type { ClaimedProduct, Embeddings, ProcessedResult, ProcessingQueue } fro
 export type { ObjectStore } from "./object-store.js";
 export type { ProductEncoders } from "./product-encoders.js";
 export { normaliseImage } from "./image-normaliser.js";
-export { refreshTextImageMaps, MIN_TRAINING_SAMPLES, REFIT_GROWTH } from "./text-image-maps.js";
-export type { TextImageMapStore } from "./text-image-maps.js";
+export { TextImageMapRefresher, failureReason, MIN_TRAINING_SAMPLES, REFIT_GROWTH, SAMPLED_REFIT_GROWTH } from "./text-image-maps.js";
+export type { MapFitReport, StoredMapState, TextImageMapRefreshOptions, TextImageMapStore } from "./text-image-maps.js";
+export { afterBatchWork } from "./after-batch.js";
+export type { IndexSyncer } from "./after-batch.js";

@@ -1,45 +1,149 @@
 import type { Logger } from "../logging/index.js";
+import { safeError } from "../logging/index.js";
 import { fitTextImageMap, TEXT_IMAGE_MAP_RECIPE } from "../embeddings/index.js";
 import type { TextImageMap, TextImageSample } from "../embeddings/index.js";
 
 /** Fewer described products than this teach a map nothing reliable. */
 export const MIN_TRAINING_SAMPLES = 20;
-/** Refit once the catalog has grown by this factor since the last fit. */
+/** Refit once the catalog's described products have grown by this factor since the last fit. */
 export const REFIT_GROWTH = 1.25;
+/**
+ * The factor once the last fit already used a full sample (maxSamples): a refit then learns from
+ * another sample of the same size, so it is worth its cost (a fit, and a rebuild of the catalog's
+ * index) only when the catalog has changed a lot.
+ */
+export const SAMPLED_REFIT_GROWTH = 2;
+/** First wait after a failed fit; each further failure in a row waits four times longer, up to RETRY_CAP_MS. */
+export const RETRY_BASE_MS = 60_000;
+export const RETRY_CAP_MS = 60 * 60_000;
+
+export interface StoredMapState {
+  /** The embeddings' version and the recipe the map was fitted with. */
+  modelVersion: string;
+  /** Samples the map was fitted on. */
+  trainedOn: number;
+  /** Described products the catalog had when it was fitted. */
+  describedAtFit: number;
+}
 
 export interface TextImageMapStore {
-  /** The version (embeddings + recipe) and size the current map was fitted on, if there is one. */
-  current(catalogId: string): Promise<{ modelVersion: string; trainedOn: number } | undefined>;
-  /** How many processed products of the catalog have embeddings of this model version. */
-  countSamples(catalogId: string, modelVersion: string): Promise<number>;
-  samples(catalogId: string, modelVersion: string): Promise<TextImageSample[]>;
-  save(catalogId: string, modelVersion: string, map: TextImageMap): Promise<void>;
+  current(catalogId: string): Promise<StoredMapState | undefined>;
+  /** How many processed products of the catalog are described and have embeddings of this model version. */
+  countDescribed(catalogId: string, modelVersion: string): Promise<number>;
+  /**
+   * The described products' embeddings: all of them up to `limit`, else `limit` of them chosen by a
+   * hash of the product id (an even, repeatable sample that does not favour old or new products).
+   */
+  samples(catalogId: string, modelVersion: string, limit: number): Promise<TextImageSample[]>;
+  /** Replaces the catalog's map, whatever its size, and clears a recorded failure. */
+  save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<void>;
+  /** The failures in a row of the catalog's fits, and when the next may run; undefined after a success. */
+  failure(catalogId: string): Promise<{ failures: number; retryAt: Date } | undefined>;
+  recordFailure(catalogId: string, reason: string, failures: number, retryAt: Date): Promise<void>;
   /** Runs `work` unless another worker is refitting this catalog right now. */
   exclusively(catalogId: string, work: () => Promise<void>): Promise<void>;
 }
 
+export interface MapFitReport {
+  catalogId: string;
+  outcome: "fitted" | "failed";
+  seconds: number;
+  /** Samples fitted on and bytes stored (fitted only). */
+  trainedOn?: number;
+  bytes?: number;
+}
+
+export interface TextImageMapRefreshOptions {
+  /** Most samples one fit reads: bounds a fit's time and memory whatever the catalog's size. */
+  maxSamples: number;
+  /** Told of every fit that ran (e.g. for metrics). */
+  onFit?: (report: MapFitReport) => void;
+  now?: () => Date;
+}
+
 /**
  * Keeps each catalog's text-to-image map in step with the catalog: fitted once it has enough
- * described products, refitted when it has grown by REFIT_GROWTH or the models changed.
+ * described products, refitted when they have grown by REFIT_GROWTH (SAMPLED_REFIT_GROWTH past
+ * maxSamples) or the models changed. A fit or save that fails keeps the last good map, is logged
+ * once and recorded, and is tried again only after a back-off, not after every batch.
  */
-export async function refreshTextImageMaps(
-  catalogIds: Iterable<string>,
-  store: TextImageMapStore,
-  modelVersion: string,
-  log: Logger,
-): Promise<void> {
-  // A map is tied to the embeddings it was fitted on and to the fitting recipe.
-  const mapVersion = `${modelVersion}+${TEXT_IMAGE_MAP_RECIPE}`;
-  for (const catalogId of catalogIds) {
-    const [current, available] = await Promise.all([store.current(catalogId), store.countSamples(catalogId, modelVersion)]);
-    const stale = !current || current.modelVersion !== mapVersion || available >= current.trainedOn * REFIT_GROWTH;
-    if (available < MIN_TRAINING_SAMPLES || !stale) continue;
-    await store.exclusively(catalogId, async () => {
-      const started = performance.now();
-      const map = fitTextImageMap(await store.samples(catalogId, modelVersion));
-      if (map.trainedOn < MIN_TRAINING_SAMPLES) return;
-      await store.save(catalogId, mapVersion, map);
-      log.info({ catalogId, trainedOn: map.trainedOn, ms: Math.round(performance.now() - started) }, "text-to-image map fitted");
-    });
+export class TextImageMapRefresher {
+  private readonly mapVersion: string;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly store: TextImageMapStore,
+    /** The version of the embeddings the maps are fitted on. */
+    private readonly modelVersion: string,
+    private readonly options: TextImageMapRefreshOptions,
+    private readonly log: Logger,
+  ) {
+    // A map is tied to the embeddings it was fitted on and to the fitting recipe.
+    this.mapVersion = `${modelVersion}+${TEXT_IMAGE_MAP_RECIPE}`;
+    this.now = options.now ?? (() => new Date());
   }
+
+  /** Fits the maps that are due; returns the catalogs whose map changed. */
+  async refresh(catalogIds: Iterable<string>): Promise<Set<string>> {
+    const refitted = new Set<string>();
+    for (const catalogId of catalogIds) {
+      if (!(await this.due(catalogId))) continue;
+      await this.store.exclusively(catalogId, async () => {
+        if (await this.fit(catalogId)) refitted.add(catalogId);
+      });
+    }
+    return refitted;
+  }
+
+  private async due(catalogId: string): Promise<boolean> {
+    const [current, described, failure] = await Promise.all([
+      this.store.current(catalogId),
+      this.store.countDescribed(catalogId, this.modelVersion),
+      this.store.failure(catalogId),
+    ]);
+    if (described < MIN_TRAINING_SAMPLES) return false;
+    if (failure && failure.retryAt > this.now()) return false;
+    if (!current || current.modelVersion !== this.mapVersion) return true;
+    const growth = current.trainedOn >= this.options.maxSamples ? SAMPLED_REFIT_GROWTH : REFIT_GROWTH;
+    return described >= current.describedAtFit * growth;
+  }
+
+  private async fit(catalogId: string): Promise<boolean> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const described = await this.store.countDescribed(catalogId, this.modelVersion);
+      const samples = await this.store.samples(catalogId, this.modelVersion, this.options.maxSamples);
+      if (samples.length < MIN_TRAINING_SAMPLES) return false;
+      const map = fitTextImageMap(samples);
+      if (map.trainedOn < MIN_TRAINING_SAMPLES) return false;
+      const bytes = map.toBytes().length;
+      await this.store.save(catalogId, this.mapVersion, map, Math.max(described, samples.length));
+      this.options.onFit?.({ catalogId, outcome: "fitted", seconds: seconds(), trainedOn: map.trainedOn, bytes });
+      this.log.info({ catalogId, trainedOn: map.trainedOn, described, bytes, ms: Math.round(seconds() * 1000) }, "text-to-image map fitted");
+      return true;
+    } catch (error) {
+      const previous = await this.store.failure(catalogId).catch(() => undefined);
+      const failures = (previous?.failures ?? 0) + 1;
+      const waitMs = Math.min(RETRY_BASE_MS * 4 ** (failures - 1), RETRY_CAP_MS);
+      const reason = failureReason(error);
+      await this.store
+        .recordFailure(catalogId, reason, failures, new Date(this.now().getTime() + waitMs))
+        .catch((recordError: unknown) => this.log.warn({ catalogId, err: recordError }, "text-to-image map failure not recorded"));
+      this.options.onFit?.({ catalogId, outcome: "failed", seconds: seconds() });
+      this.log.warn({ catalogId, failures, retryInMs: waitMs, err: error }, "text-to-image map fit failed; the catalog keeps its last map");
+      return false;
+    }
+  }
+}
+
+/** A one-line reason for operators: the error's type and code, never the values a driver error carries. */
+export function failureReason(error: unknown): string {
+  let e: ReturnType<typeof safeError> | undefined = safeError(error);
+  // The innermost cause says most (drizzle's wrapper only says "query failed").
+  const parts: string[] = [];
+  for (let depth = 0; e && depth < 4; depth++, e = e.cause) {
+    parts.push([e.type, e.code, e.message].filter((p) => p !== undefined && p !== "").join(" "));
+  }
+  return parts.join(" <- ").slice(0, 300);
 }

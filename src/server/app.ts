@@ -1,4 +1,4 @@
-import pino from "pino";
+import { createLogger } from "../logging/index.js";
 import type { DestinationStream } from "pino";
 import type { FastifyInstance } from "fastify";
 import { ApiKeyService } from "../auth/index.js";
@@ -66,7 +66,7 @@ export interface AppOptions {
 
 /** The composition root: the one place that knows every concrete implementation. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
-  const logger = pino(
+  const logger = createLogger(
     {
       level: config.logLevel,
       redact: { paths: ["req.headers.service_api_key", "req.headers.authorization"], censor: "[redacted]" },

@@ -4,8 +4,8 @@ import type { Config } from "../config/index.js";
 import { COLOUR_PROFILE_VERSION, loadEncoders } from "../embeddings/index.js";
 import type { Encoders } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
-import { ProcessingWorker, refreshTextImageMaps } from "../processing/index.js";
-import type { ObjectStore, OnBatch, ProductEncoders } from "../processing/index.js";
+import { afterBatchWork, ProcessingWorker, TextImageMapRefresher } from "../processing/index.js";
+import type { AfterBatch, IndexSyncer, MapFitReport, ObjectStore, OnBatch, ProductEncoders } from "../processing/index.js";
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/index.js";
@@ -32,6 +32,28 @@ export function productEncoders(encoders: Encoders): ProductEncoders {
 }
 
 /**
+ * The work after each batch (index sync, map refresh, sync of refitted catalogs: see
+ * afterBatchWork) over MySQL and the given index: what the workers run, and what tests and
+ * benchmarks that complete products by other means run too.
+ */
+export function createAfterBatch(
+  config: Config,
+  mysql: MysqlConnection,
+  index: IndexSyncer,
+  modelVersion: string,
+  log: Logger,
+  onFit?: (report: MapFitReport) => void,
+): AfterBatch {
+  const maps = new TextImageMapRefresher(
+    new MysqlTextImageMapStore(mysql.db, mysql.pool),
+    modelVersion,
+    { maxSamples: config.processing.textMapMaxSamples, ...(onFit ? { onFit } : {}) },
+    log,
+  );
+  return afterBatchWork(index, maps, log);
+}
+
+/**
  * Inside a worker process: loads the models, re-queues products embedded by other models, then
  * runs `config.processing.workers` workers against the queue in MySQL. Any number of processes
  * may work the same queue at once.
@@ -43,6 +65,7 @@ export function startProcessing(
   objects: ObjectStore,
   log: Logger,
   onBatch?: OnBatch,
+  onMapFit?: (report: MapFitReport) => void,
 ): Processing {
   const workers: ProcessingWorker[] = [];
   let stopped = false;
@@ -62,22 +85,8 @@ export function startProcessing(
           });
           if (stopped) return;
           const pipelineEncoders = productEncoders(encoders);
-          const maps = new MysqlTextImageMapStore(mysql.db, mysql.pool);
           const { sync } = createSearchIndex(config, mysql, redis, encoders.text, log);
-          const syncIndexes = async (catalogIds: Set<string>) => {
-            for (const catalogId of catalogIds) {
-              await sync.sync(catalogId).catch((error: unknown) => {
-                log.warn({ err: error, catalogId }, "vector index not updated now; the service's sweeper will retry");
-              });
-            }
-          };
-          const afterBatch = async (catalogIds: Set<string>) => {
-            // Processed products become searchable at once, before a map fit that may take seconds;
-            // a refitted map then rebuilds the catalog's index.
-            await syncIndexes(catalogIds);
-            await refreshTextImageMaps(catalogIds, maps, pipelineEncoders.version, log);
-            await syncIndexes(catalogIds);
-          };
+          const afterBatch = createAfterBatch(config, mysql, sync, pipelineEncoders.version, log, onMapFit);
           const deps = {
             fetchImage: createImageFetcher({
               allowPrivateAddresses: processing.allowPrivateImageHosts,

@@ -5,7 +5,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTextEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
 import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
-import { catalogTextMaps, searchLog } from "../../src/storage/mysql/schema.js";
+import { searchLog } from "../../src/storage/mysql/schema.js";
+import { readMapBytes } from "../../src/storage/mysql/index.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
@@ -59,9 +60,9 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
   });
   expect((await api.post(`/organizations/${org}/catalogs/${catalogId}/products`, products)).status).toBe(202);
   await completeWith(server, embeddings);
-  const row = (await server.app.mysql.db.select().from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)))[0];
-  expect(row, "60 described products fit a text-image map").toBeDefined();
-  return { server, api, org, catalogId, embeddings, map: textImageMapFromBytes(row!.map) };
+  const bytes = await readMapBytes(server.app.mysql.db, catalogId);
+  expect(bytes, "60 described products fit a text-image map").toBeDefined();
+  return { server, api, org, catalogId, embeddings, map: textImageMapFromBytes(bytes!) };
 }
 
 /** The documented score, computed here from the stored embeddings and the catalog's map. */

@@ -7,8 +7,8 @@ import { expect } from "vitest";
 import { openTextEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
 import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
 import type { ClaimedProduct } from "../../src/processing/index.js";
-import { MysqlProcessingQueue } from "../../src/storage/mysql/index.js";
-import { catalogTextMaps, products as productsTable } from "../../src/storage/mysql/schema.js";
+import { MysqlProcessingQueue, readMapBytes } from "../../src/storage/mysql/index.js";
+import { products as productsTable } from "../../src/storage/mysql/schema.js";
 import { cacheDir } from "./cache-dir.js";
 import { restClient } from "./rest-client.js";
 import type { RestClient } from "./rest-client.js";
@@ -133,9 +133,9 @@ export async function failProducts(s: Served, catalogId: string, productIds: rea
 
 /** The catalog's text-image map as stored now (the visual space the index uses). */
 export async function storedMap(s: Served, catalogId: string): Promise<TextImageMap> {
-  const row = (await s.server.app.mysql.db.select().from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)))[0];
-  expect(row, "the catalog has a text-image map (at least 20 described products)").toBeDefined();
-  return textImageMapFromBytes(row!.map);
+  const bytes = await readMapBytes(s.server.app.mysql.db, catalogId);
+  expect(bytes, "the catalog has a text-image map (at least 20 described products)").toBeDefined();
+  return textImageMapFromBytes(bytes!);
 }
 
 export async function productStatus(s: Served, catalogId: string, productId: string): Promise<string | undefined> {

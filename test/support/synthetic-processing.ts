@@ -2,8 +2,8 @@
 // chooses, in place of the image model only: from MySQL on (the stored embeddings, the index
 // queue, the text-image map, the sync to Redis) everything is the service's own path.
 import { createHash, randomBytes } from "node:crypto";
-import { refreshTextImageMaps } from "../../src/processing/index.js";
-import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../../src/storage/mysql/index.js";
+import { createAfterBatch } from "../../src/server/processing.js";
+import { MysqlProcessingQueue } from "../../src/storage/mysql/index.js";
 import type { TestServer } from "./test-server.js";
 
 export { randomUnit, seededRandom } from "./random.js";
@@ -40,9 +40,8 @@ export async function completeWith(server: TestServer, embeddings: ReadonlyMap<s
     });
     catalogs.add(job.catalogId);
   }
-  // What a worker does after each batch: refresh maps, then bring the index up to date.
-  await refreshTextImageMaps(catalogs, new MysqlTextImageMapStore(mysql.db, mysql.pool), SYNTHETIC_MODEL, quiet);
-  for (const catalogId of catalogs) await searchIndex.sync.sync(catalogId);
+  // What a worker does after each batch, through the service's own wiring.
+  await createAfterBatch(server.config, mysql, searchIndex.sync, SYNTHETIC_MODEL, quiet)(catalogs);
 }
 
 /** An L1-normalised colour histogram dominated by one colour. */

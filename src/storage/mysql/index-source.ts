@@ -5,6 +5,7 @@ import type { StoredMap } from "../../search/index.js";
 import type { Database } from "./connection.js";
 import { catalogs, catalogTextMaps, indexQueue, productEmbeddings, products } from "./schema.js";
 import { bytesToVector } from "./vectors.js";
+import { readMapBytes } from "./text-image-map-store.js";
 
 const indexableColumns = {
   productId: products.id,
@@ -142,9 +143,9 @@ export function storedMap(
   return {
     identity: `${row.modelVersion}#${row.trainedOn}@${row.updatedAt.toISOString()}`,
     async bytes() {
-      const rows = await db.select({ map: catalogTextMaps.map }).from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId));
-      if (!rows[0]) throw new Error(`the text-image map of catalog ${catalogId} disappeared`);
-      return rows[0].map;
+      const bytes = await readMapBytes(db, catalogId);
+      if (!bytes) throw new Error(`the text-image map of catalog ${catalogId} disappeared`);
+      return bytes;
     },
   };
 }

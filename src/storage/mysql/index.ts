@@ -4,7 +4,7 @@ export { MysqlCatalogRepository } from "./catalog-repository.js";
 export { MysqlProductRepository } from "./product-repository.js";
 export { MysqlApiKeyRepository } from "./api-key-repository.js";
 export { MysqlProcessingQueue } from "./processing-queue.js";
-export { MysqlTextImageMapStore } from "./text-image-map-store.js";
+export { MysqlTextImageMapStore, MAP_CHUNK_BYTES, readMapBytes } from "./text-image-map-store.js";
 export { MysqlIndexSource } from "./index-source.js";
 export { MysqlSearchSource } from "./search-source.js";
 export { MysqlSearchLog } from "./search-log.js";

@@ -108,6 +108,7 @@ export class MysqlProcessingQueue implements ProcessingQueue {
         modelVersion: embeddings.modelVersion,
         imageSha256: result.imageSha256,
         text: vectorToBytes(embeddings.text),
+        described: embeddings.text.some((v) => v !== 0),
         updatedAt: sql`${now}`,
         ...(embeddings.image ? { image: vectorToBytes(embeddings.image), colour: vectorToBytes(embeddings.colour) } : {}),
       };

@@ -1,4 +1,4 @@
-import { bigint, customType, char, datetime, double, index, int, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
+import { bigint, boolean, customType, char, datetime, double, index, int, json, mysqlEnum, mysqlTable, primaryKey, text, uniqueIndex, varchar } from "drizzle-orm/mysql-core";
 import type { JsonObject, ProductStatus, Rank } from "../../catalogs/index.js";
 import { PRODUCT_STATUSES, RANKS } from "../../catalogs/index.js";
 import type { Scope } from "../../auth/index.js";
@@ -80,9 +80,15 @@ export const productEmbeddings = mysqlTable(
     image: vectorBlob("image").notNull(),
     colour: vectorBlob("colour").notNull(),
     text: vectorBlob("text").notNull(),
+    /** The text vector is not all zero (the descriptor has known words): the product can teach a text-image map. */
+    described: boolean("described").notNull().default(true),
     updatedAt: timestamp("updated_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.catalogId, t.productId] })],
+  (t) => [
+    primaryKey({ columns: [t.catalogId, t.productId] }),
+    // Counting a catalog's described products (does its map need a refit?) reads this index only.
+    index("product_embeddings_described").on(t.catalogId, t.modelVersion, t.described),
+  ],
 );
 
 export const apiKeys = mysqlTable(
@@ -108,9 +114,47 @@ export const catalogTextMaps = mysqlTable("catalog_text_maps", {
   catalogId: char("catalog_id", { length: 36 }).primaryKey(),
   /** The embeddings' model version and the fitting recipe; any other means refit. */
   modelVersion: varchar("model_version", { length: 200 }).notNull(),
+  /** Samples the map was fitted on (at most the fit's sample cap). */
   trainedOn: int("trained_on", { unsigned: true }).notNull(),
-  map: vectorBlob("map").notNull(),
+  /** Described products the catalog had when the map was fitted: the refit schedule's yardstick. */
+  describedAtFit: int("described_at_fit", { unsigned: true }).notNull().default(0),
+  /**
+   * Maps written before chunked storage, in one value. A map is several MB; one statement carrying
+   * it crossed MariaDB's default max_allowed_packet, so maps now live in catalog_text_map_chunks.
+   */
+  map: vectorBlob("map"),
+  /** Which chunks hold the map (null: the legacy `map` column does). */
+  generation: int("generation", { unsigned: true }),
+  /** The map's size in bytes. */
+  bytes: int("bytes", { unsigned: true }).notNull().default(0),
   updatedAt: timestamp("updated_at").notNull(),
+});
+
+/**
+ * A map's bytes in pieces small enough for any server's max_allowed_packet (MySQL 5.7's 4 MB
+ * included, hex-escaped by a text-protocol client or not). A new map is written under a new
+ * generation in the same transaction that points catalog_text_maps at it and drops the old one.
+ */
+export const catalogTextMapChunks = mysqlTable(
+  "catalog_text_map_chunks",
+  {
+    catalogId: char("catalog_id", { length: 36 }).notNull(),
+    generation: int("generation", { unsigned: true }).notNull(),
+    seq: int("seq", { unsigned: true }).notNull(),
+    bytes: vectorBlob("bytes").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.catalogId, t.generation, t.seq] })],
+);
+
+/** The last map fit that failed, per catalog: what the refit back-off and operators read. */
+export const catalogTextMapFailures = mysqlTable("catalog_text_map_failures", {
+  catalogId: char("catalog_id", { length: 36 }).primaryKey(),
+  /** Failed attempts in a row; the next waits longer. */
+  failures: int("failures", { unsigned: true }).notNull(),
+  /** A short reason: the error's type and code, never its values. */
+  reason: varchar("reason", { length: 300 }).notNull(),
+  failedAt: timestamp("failed_at").notNull(),
+  retryAt: timestamp("retry_at").notNull(),
 });
 
 /**

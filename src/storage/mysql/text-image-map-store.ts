@@ -1,10 +1,18 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
 import type { TextImageMap, TextImageSample } from "../../embeddings/index.js";
-import type { TextImageMapStore } from "../../processing/index.js";
+import type { StoredMapState, TextImageMapStore } from "../../processing/index.js";
 import type { Pool } from "mysql2/promise";
 import type { Database } from "./connection.js";
-import { catalogTextMaps, productEmbeddings, products } from "./schema.js";
+import { catalogTextMapChunks, catalogTextMapFailures, catalogTextMaps, productEmbeddings, products } from "./schema.js";
 import { bytesToVector } from "./vectors.js";
+
+/**
+ * Bytes per chunk row. A statement then stays near 1 MB even hex-escaped by a text-protocol
+ * client: far inside MySQL 5.7's 4 MB max_allowed_packet, the smallest default in use.
+ */
+export const MAP_CHUNK_BYTES = 512 * 1024;
+/** Products whose embeddings one statement reads while sampling (about 5.6 KB each). */
+const SAMPLE_PAGE = 500;
 
 export class MysqlTextImageMapStore implements TextImageMapStore {
   constructor(
@@ -13,30 +21,72 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     private readonly pool: Pool,
   ) {}
 
-  async current(catalogId: string): Promise<{ modelVersion: string; trainedOn: number } | undefined> {
+  async current(catalogId: string): Promise<StoredMapState | undefined> {
     const rows = await this.db
-      .select({ modelVersion: catalogTextMaps.modelVersion, trainedOn: catalogTextMaps.trainedOn })
+      .select({ modelVersion: catalogTextMaps.modelVersion, trainedOn: catalogTextMaps.trainedOn, describedAtFit: catalogTextMaps.describedAtFit })
       .from(catalogTextMaps)
       .where(eq(catalogTextMaps.catalogId, catalogId));
     return rows[0];
   }
 
-  async countSamples(catalogId: string, modelVersion: string): Promise<number> {
-    const rows = await this.db.select({ n: count() }).from(productEmbeddings).where(this.samplesOf(catalogId, modelVersion));
+  async countDescribed(catalogId: string, modelVersion: string): Promise<number> {
+    // The index alone answers this: it runs after every batch. Products re-queued or in ERROR
+    // still count; the sample itself takes processed products only.
+    const rows = await this.db
+      .select({ n: count() })
+      .from(productEmbeddings)
+      .where(and(eq(productEmbeddings.catalogId, catalogId), eq(productEmbeddings.modelVersion, modelVersion), eq(productEmbeddings.described, true)));
     return rows[0]?.n ?? 0;
   }
 
-  async samples(catalogId: string, modelVersion: string): Promise<TextImageSample[]> {
-    const rows = await this.db
-      .select({ image: productEmbeddings.image, colour: productEmbeddings.colour, text: productEmbeddings.text })
+  async samples(catalogId: string, modelVersion: string, limit: number): Promise<TextImageSample[]> {
+    // Ids first, ordered by a hash, so that the sample is spread over the whole catalog and the
+    // same catalog gives the same sample; then the vectors of the chosen ones, a page at a time.
+    const chosen = await this.db
+      .select({ productId: productEmbeddings.productId })
       .from(productEmbeddings)
-      .where(this.samplesOf(catalogId, modelVersion));
-    return rows.map((r) => ({ image: bytesToVector(r.image), colour: bytesToVector(r.colour), text: bytesToVector(r.text) }));
+      .where(this.samplesOf(catalogId, modelVersion))
+      .orderBy(sql`CRC32(${productEmbeddings.productId})`, asc(productEmbeddings.productId))
+      .limit(limit);
+    const samples: TextImageSample[] = [];
+    for (let i = 0; i < chosen.length; i += SAMPLE_PAGE) {
+      const ids = chosen.slice(i, i + SAMPLE_PAGE).map((r) => r.productId);
+      const rows = await this.db
+        .select({ image: productEmbeddings.image, colour: productEmbeddings.colour, text: productEmbeddings.text })
+        .from(productEmbeddings)
+        .where(and(eq(productEmbeddings.catalogId, catalogId), inArray(productEmbeddings.productId, ids)));
+      for (const r of rows) samples.push({ image: bytesToVector(r.image), colour: bytesToVector(r.colour), text: bytesToVector(r.text) });
+    }
+    return samples;
   }
 
-  async save(catalogId: string, modelVersion: string, map: TextImageMap): Promise<void> {
-    const row = { modelVersion, trainedOn: map.trainedOn, map: map.toBytes(), updatedAt: sql`UTC_TIMESTAMP(3)` };
-    await this.db.insert(catalogTextMaps).values({ catalogId, ...row, updatedAt: new Date() }).onDuplicateKeyUpdate({ set: row });
+  async save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<void> {
+    const bytes = map.toBytes();
+    await this.db.transaction(async (tx) => {
+      const [row] = await tx.select({ generation: catalogTextMaps.generation }).from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)).for("update");
+      const generation = (row?.generation ?? 0) + 1;
+      // One statement per chunk: each stays far below any server's packet limit.
+      for (let seq = 0, offset = 0; offset < bytes.length; seq++, offset += MAP_CHUNK_BYTES) {
+        await tx.insert(catalogTextMapChunks).values({ catalogId, generation, seq, bytes: bytes.subarray(offset, offset + MAP_CHUNK_BYTES) });
+      }
+      const fields = { modelVersion, trainedOn: map.trainedOn, describedAtFit, map: null, generation, bytes: bytes.length, updatedAt: sql`UTC_TIMESTAMP(3)` };
+      await tx.insert(catalogTextMaps).values({ catalogId, ...fields, updatedAt: new Date() }).onDuplicateKeyUpdate({ set: fields });
+      await tx.delete(catalogTextMapChunks).where(and(eq(catalogTextMapChunks.catalogId, catalogId), ne(catalogTextMapChunks.generation, generation)));
+      await tx.delete(catalogTextMapFailures).where(eq(catalogTextMapFailures.catalogId, catalogId));
+    });
+  }
+
+  async failure(catalogId: string): Promise<{ failures: number; retryAt: Date } | undefined> {
+    const rows = await this.db
+      .select({ failures: catalogTextMapFailures.failures, retryAt: catalogTextMapFailures.retryAt })
+      .from(catalogTextMapFailures)
+      .where(eq(catalogTextMapFailures.catalogId, catalogId));
+    return rows[0];
+  }
+
+  async recordFailure(catalogId: string, reason: string, failures: number, retryAt: Date): Promise<void> {
+    const fields = { failures, reason: reason.slice(0, 300), failedAt: new Date(), retryAt };
+    await this.db.insert(catalogTextMapFailures).values({ catalogId, ...fields }).onDuplicateKeyUpdate({ set: fields });
   }
 
   async exclusively(catalogId: string, work: () => Promise<void>): Promise<void> {
@@ -60,7 +110,24 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     return and(
       eq(productEmbeddings.catalogId, catalogId),
       eq(productEmbeddings.modelVersion, modelVersion),
+      eq(productEmbeddings.described, true),
       sql`EXISTS (SELECT 1 FROM ${products} WHERE ${products.catalogId} = ${productEmbeddings.catalogId} AND ${products.id} = ${productEmbeddings.productId} AND ${products.status} = 'PROCESSED')`,
     );
   }
+}
+
+/** The stored bytes of a catalog's map: its chunks in order, or the single value of a map saved before chunks. */
+export async function readMapBytes(db: Database, catalogId: string): Promise<Buffer | undefined> {
+  const [row] = await db
+    .select({ generation: catalogTextMaps.generation, map: catalogTextMaps.map })
+    .from(catalogTextMaps)
+    .where(eq(catalogTextMaps.catalogId, catalogId));
+  if (!row) return undefined;
+  if (row.generation === null) return row.map ?? undefined;
+  const chunks = await db
+    .select({ bytes: catalogTextMapChunks.bytes })
+    .from(catalogTextMapChunks)
+    .where(and(eq(catalogTextMapChunks.catalogId, catalogId), eq(catalogTextMapChunks.generation, row.generation)))
+    .orderBy(asc(catalogTextMapChunks.seq));
+  return Buffer.concat(chunks.map((c) => c.bytes));
 }
