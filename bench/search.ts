@@ -775,12 +775,12 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
       target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
       encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
       vsim: await timed(count, w, (i) => redis.call("VSIM", vectorsKey, "FP32", blobs[i % nq]!, "WITHSCORES", "COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)]))),
-      script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion })),
+      script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion, servableVersionPrefix: expectedVersion })),
       core: await timed(count, w, (i) =>
         app!.core.search.search({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
       ),
       hnswScript: exactService
-        ? await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo: 0, expectedVersion }))
+        ? await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo: 0, expectedVersion, servableVersionPrefix: expectedVersion }))
         : undefined,
       stub: await timed(count, w, (i) =>
         stubClient.searchProducts({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 }),

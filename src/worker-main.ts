@@ -2,10 +2,10 @@ import { createLogger } from "./logging/index.js";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "./config/index.js";
 import type { Config } from "./config/index.js";
-import type { BatchReport } from "./processing/index.js";
+import type { BatchReport, MapFitReport } from "./processing/index.js";
 import { startProcessing } from "./server/processing.js";
 import { WORKER_CONFIG_ENV } from "./server/worker-processes.js";
-import type { WorkerBatchMessage, WorkerMessage } from "./server/worker-processes.js";
+import type { WorkerBatchMessage, WorkerMapFitMessage, WorkerMessage } from "./server/worker-processes.js";
 import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
 import { openRedis } from "./storage/redis/index.js";
@@ -37,7 +37,12 @@ async function main(): Promise<void> {
         if (process.connected) process.send?.({ kind: "batch", processed, retried, failed, embedMs } satisfies WorkerBatchMessage, undefined, {}, () => undefined);
       }
     : undefined;
-  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, redis, objects, log, onBatch);
+  const onMapFit = process.send
+    ? ({ outcome, seconds }: MapFitReport) => {
+        if (process.connected) process.send?.({ kind: "map-fit", outcome, seconds } satisfies WorkerMapFitMessage, undefined, {}, () => undefined);
+      }
+    : undefined;
+  const processing = startProcessing({ ...config, processing: { ...config.processing, workers } }, mysql, redis, objects, log, onBatch, onMapFit);
   await processing.ready;
   process.on("message", (message: WorkerMessage) => message === "wake" && processing.notify());
   process.send?.("ready" satisfies WorkerMessage);

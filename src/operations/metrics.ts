@@ -58,6 +58,8 @@ export class ServiceMetrics {
   private readonly storeErrors: Record<Store, Counter<"source">>;
   private readonly embedding: Histogram;
   private readonly processedProducts: Counter<"outcome">;
+  private readonly mapFits: Counter<"outcome">;
+  private readonly mapFitDuration: Histogram<"outcome">;
 
   constructor() {
     const registers = [this.registry];
@@ -112,12 +114,31 @@ export class ServiceMetrics {
       buckets: [0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
+    this.mapFits = new Counter({
+      name: "vitrine_text_map_fits_total",
+      help: "Text-image map fits run by the worker processes this service started, by outcome (fitted, failed); a failed one is retried after a back-off",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.mapFitDuration = new Histogram({
+      name: "vitrine_text_map_fit_seconds",
+      help: "Duration of text-image map fits (reading the sample, fitting, saving), by outcome",
+      labelNames: ["outcome"],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 20, 40, 60, 120],
+      registers,
+    });
     this.processedProducts = new Counter({
       name: "vitrine_processing_products_total",
       help: "Products handled by the worker processes this service started, by outcome (processed, retried, failed)",
       labelNames: ["outcome"],
       registers,
     });
+  }
+
+  /** A text-image map fit in a worker process, fitted or failed. */
+  mapFit(fit: { outcome: "fitted" | "failed"; seconds: number }): void {
+    this.mapFits.inc({ outcome: fit.outcome });
+    this.mapFitDuration.observe({ outcome: fit.outcome }, fit.seconds);
   }
 
   /** Counts and times every response of a listener by its route pattern (not its URL). */

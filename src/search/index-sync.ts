@@ -39,7 +39,16 @@ export class IndexSync {
 
   /** The index version a catalog with this map must have; anything else is rebuilt. */
   versionFor(map: StoredMap | undefined): string {
-    return `${VECTOR_LAYOUT_VERSION}|${this.text.version}|${visualSpaceVersion(map?.identity, this.text)}`;
+    return `${this.servableVersionPrefix()}${visualSpaceVersion(map?.identity, this.text)}`;
+  }
+
+  /**
+   * The start of every version whose builds can answer today's queries. Query vectors are word
+   * vectors whatever the catalog's map, so a build made with the previous map (or before the first)
+   * still answers correctly while its replacement is built aside: search never waits for a refit.
+   */
+  servableVersionPrefix(): string {
+    return `${VECTOR_LAYOUT_VERSION}|${this.text.version}|`;
   }
 
   /**

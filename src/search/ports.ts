@@ -40,13 +40,19 @@ export interface IndexQuery {
   filters: readonly MetadataFilter[];
   /** Scan every element exactly when the set has at most this many (Infinity: always). */
   exactUpTo: number;
-  /** The build version the caller expects; a different one answers "stale" and nothing else. */
+  /** The build version the caller expects. */
   expectedVersion: string;
+  /**
+   * What any build that can answer the query has in common (its layout and text model): a build
+   * whose version does not start with it answers "stale" and nothing else. One that does but is
+   * not expectedVersion (built with the catalog's previous text-image map) answers, marked not current.
+   */
+  servableVersionPrefix: string;
 }
 
 export type IndexAnswer =
   | { kind: "stale"; version: string | undefined }
-  | { kind: "ok"; size: number; exact: boolean; hits: IndexHit[] };
+  | { kind: "ok"; size: number; exact: boolean; current: boolean; hits: IndexHit[] };
 
 /** One catalog's nearest-neighbour index over element vectors (see vector-layout.ts). */
 export interface VectorIndex {

@@ -20,6 +20,9 @@ const TARGET_CACHE_MS = 1000;
 const STALE = Symbol("stale");
 const TARGET_CACHE_ENTRIES = 10_000;
 
+/** How long an index may answer from a previous map's build before this process rebuilds it itself. */
+const REBUILD_GRACE_MS = 30_000;
+
 /** How long a request waits for a rebuild of its catalog's index that another process is running. */
 const REBUILD_WAIT_MS = 20_000;
 
@@ -54,6 +57,8 @@ interface Want {
 
 export class SearchService {
   private readonly targets = new Map<string, { target: { map: StoredMap | undefined }; until: number }>();
+  /** Catalogs whose index was last seen built from a previous map, and since when. */
+  private readonly outdatedSince = new Map<string, number>();
 
   constructor(
     private readonly source: SearchSource,
@@ -141,6 +146,28 @@ export class SearchService {
   }
 
   /**
+   * The index answered from a build of the catalog's previous map. The worker that refitted the map
+   * rebuilds it at once; if that has not happened within REBUILD_GRACE_MS (the worker died, Redis
+   * was away), this process rebuilds it in the background. Queries meanwhile use the previous build.
+   */
+  private rebuildIfLeft(catalogId: string): void {
+    const now = Date.now();
+    const since = this.outdatedSince.get(catalogId);
+    if (since === undefined) {
+      if (this.outdatedSince.size >= TARGET_CACHE_ENTRIES) this.outdatedSince.clear();
+      this.outdatedSince.set(catalogId, now);
+      return;
+    }
+    if (now - since < REBUILD_GRACE_MS) return;
+    this.outdatedSince.set(catalogId, now);
+    // waitMs 0: if another process holds the catalog's index, it is rebuilding it already.
+    this.sync.sync(catalogId, { waitMs: 0 }).then(
+      () => this.outdatedSince.delete(catalogId),
+      () => undefined,
+    );
+  }
+
+  /**
    * The organization's active catalog, remembered for TARGET_CACHE_MS: a lookup per request is a
    * large share of a search's time. A stale entry is harmless: the index answers "stale" for an
    * out-of-date map or a dropped catalog, and the query then looks again (see nearest).
@@ -183,12 +210,13 @@ export class SearchService {
     want: Want,
   ): Promise<{ productId: string; score: number; attributes: JsonObject }[] | typeof STALE> {
     const expectedVersion = this.sync.versionFor(map);
+    const servableVersionPrefix = this.sync.servableVersionPrefix();
     let count = want.topK + (want.exclude === undefined ? 0 : 1);
     if (want.filters.length > 0) count *= 2;
     let exactUpTo = this.settings.exactUpTo;
     let synced = false;
     for (;;) {
-      const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion });
+      const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion, servableVersionPrefix });
       if (answer.kind === "stale") {
         if (synced) return STALE;
         // The index lost its data, or the model or map changed since it was built; or this view of
@@ -197,6 +225,7 @@ export class SearchService {
         synced = true;
         continue;
       }
+      if (!answer.current) this.rebuildIfLeft(catalogId);
       const scored = answer.hits.map((h) => ({ productId: h.productId, score: query.score(h.cosine), attributes: h.attributes }));
       const passing = scored.filter(
         (h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes),

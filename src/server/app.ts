@@ -84,7 +84,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
 
   let listeningUrl = `http://localhost:${config.port}`;
   const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
-  const processing = startWorkerProcesses(config, logger, (batch) => metrics.processingBatch(batch));
+  const processing = startWorkerProcesses(config, logger, {
+    batch: (batch) => metrics.processingBatch(batch),
+    mapFit: (fit) => metrics.mapFit(fit),
+  });
 
   const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
   const searchLog = new MysqlSearchLog(mysql.db, logger);

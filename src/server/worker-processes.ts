@@ -27,11 +27,23 @@ export interface WorkerBatchMessage {
   embedMs: number[];
 }
 
-/** Messages between the service and its worker processes. */
-export type WorkerMessage = "wake" | "ready" | WorkerBatchMessage;
+/** What a worker process tells the service after each text-image map fit (for metrics). */
+export interface WorkerMapFitMessage {
+  kind: "map-fit";
+  outcome: "fitted" | "failed";
+  seconds: number;
+}
 
-function isBatchMessage(message: unknown): message is WorkerBatchMessage {
-  return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === "batch";
+/** Messages between the service and its worker processes. */
+export type WorkerMessage = "wake" | "ready" | WorkerBatchMessage | WorkerMapFitMessage;
+
+function isMessageOf<K extends string>(message: unknown, kind: K): message is { kind: K } {
+  return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === kind;
+}
+
+export interface WorkerReports {
+  batch?: (batch: WorkerBatchMessage) => void;
+  mapFit?: (fit: WorkerMapFitMessage) => void;
 }
 
 /** The serialised, already-validated configuration a forked worker runs with. */
@@ -42,7 +54,7 @@ export const WORKER_CONFIG_ENV = "VITRINE_WORKER_CONFIG";
  * (25-35 ms an image), so in the API process it would stall every request, and separate processes
  * use every core. A worker that dies is started again; its leased products go back to the queue.
  */
-export function startWorkerProcesses(config: Config, log: Logger, onBatch?: (batch: WorkerBatchMessage) => void): WorkerProcesses {
+export function startWorkerProcesses(config: Config, log: Logger, reports: WorkerReports = {}): WorkerProcesses {
   const count = config.processing.workers;
   const children = new Set<ChildProcess>();
   const readyChildren = new Set<ChildProcess>();
@@ -60,8 +72,10 @@ export function startWorkerProcesses(config: Config, log: Logger, onBatch?: (bat
       if (message === "ready") {
         readyChildren.add(child);
         if (++readyCount === count) markReady();
-      } else if (isBatchMessage(message)) {
-        onBatch?.(message);
+      } else if (isMessageOf(message, "batch")) {
+        reports.batch?.(message as WorkerBatchMessage);
+      } else if (isMessageOf(message, "map-fit")) {
+        reports.mapFit?.(message as WorkerMapFitMessage);
       }
     });
     child.once("exit", (code, signal) => {

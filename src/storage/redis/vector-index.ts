@@ -39,14 +39,15 @@ export class RedisVectorIndex implements VectorIndex {
       String(ef),
       filter,
       String(query.count * 100),
+      query.servableVersionPrefix,
     )) as (string | number)[];
     if (reply[0] === "stale") return { kind: "stale", version: reply[1] === "" ? undefined : String(reply[1]) };
     const hits = [];
-    for (let i = 3; i < reply.length; i += 3) {
+    for (let i = 4; i < reply.length; i += 3) {
       const attributes = reply[i + 2] === "" ? {} : (JSON.parse(String(reply[i + 2])) as JsonObject);
       hits.push({ productId: String(reply[i]), cosine: 2 * Number(reply[i + 1]) - 1, attributes });
     }
-    return { kind: "ok", size: Number(reply[1]), exact: reply[2] === 1, hits };
+    return { kind: "ok", size: Number(reply[1]), exact: reply[2] === 1, current: reply[3] === 1, hits };
   }
 
   async upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void> {
