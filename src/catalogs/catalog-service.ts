@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { alreadyExists, notFound } from "../errors/index.js";
 import { catalogStatus, emptyStatusCounts, productCount } from "./model.js";
-import type { Catalog, CatalogRecord, CatalogStatus, StatusCounts } from "./model.js";
+import type { Catalog, CatalogRecord, CatalogStatus, StatusCounts, TextImageMapStatus } from "./model.js";
 import type { CatalogRepository, ProductRepository } from "./repositories.js";
 import { parseCatalogDescription, parseCatalogName, parseUuid } from "./validation.js";
 import { NO_CATALOG_EVENTS } from "./events.js";
@@ -31,10 +31,14 @@ export class CatalogService {
   }
 
   /** How many products are in each status, for watching processing. */
-  async progress(organizationId: string, catalogId: string): Promise<{ status: CatalogStatus; total: number; counts: StatusCounts }> {
+  async progress(
+    organizationId: string,
+    catalogId: string,
+  ): Promise<{ status: CatalogStatus; total: number; counts: StatusCounts; textImageMap: TextImageMapStatus }> {
     const record = await this.requireActive(organizationId, catalogId);
-    const counts = (await this.products.countByStatus([record.id])).get(record.id) ?? emptyStatusCounts();
-    return { status: catalogStatus(counts), total: productCount(counts), counts };
+    const [byCatalog, textImageMap] = await Promise.all([this.products.countByStatus([record.id]), this.catalogs.textImageMap(record.id)]);
+    const counts = byCatalog.get(record.id) ?? emptyStatusCounts();
+    return { status: catalogStatus(counts), total: productCount(counts), counts, textImageMap };
   }
 
   async list(organizationId: string): Promise<Catalog[]> {

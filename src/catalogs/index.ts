@@ -9,6 +9,7 @@ export { FIELD_LIMITS, PRODUCT_ID_PATTERN } from "./limits.js";
 export { parseProductId, parseUuid } from "./validation.js";
 export { catalogStatus, emptyStatusCounts, PRODUCT_STATUSES, RANKS } from "./model.js";
 export type {
+  TextImageMapStatus,
   Catalog,
   CatalogRecord,
   CatalogStatus,

@@ -20,6 +20,16 @@ export interface CatalogRecord {
 
 export type StatusCounts = Record<ProductStatus, number>;
 
+/** A catalog's text-to-image map as progress shows it. */
+export interface TextImageMapStatus {
+  /** 0 while the catalog has no map. */
+  trainedOn: number;
+  fittedAt: Date | undefined;
+  /** Set while the last fit failed. */
+  lastFailure: string | undefined;
+  nextAttemptAt: Date | undefined;
+}
+
 export interface Catalog extends CatalogRecord {
   productCount: number;
   status: CatalogStatus;

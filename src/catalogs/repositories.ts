@@ -1,4 +1,4 @@
-import type { CatalogRecord, NewProduct, Product, ProductStatus, Rank, StatusCounts } from "./model.js";
+import type { CatalogRecord, NewProduct, Product, ProductStatus, Rank, StatusCounts, TextImageMapStatus } from "./model.js";
 
 /**
  * Persistence the catalog core needs. Catalog lookups only ever see active (not soft-deleted)
@@ -17,6 +17,8 @@ export interface CatalogRepository {
   ): Promise<"updated" | "not_found" | "name_taken">;
   /** False when there was no such active catalog. */
   softDelete(organizationId: string, catalogId: string, now: Date): Promise<boolean>;
+  /** The state of the catalog's text-to-image map, for progress. */
+  textImageMap(catalogId: string): Promise<TextImageMapStatus>;
 }
 
 export interface ProductQuery {

@@ -1,3 +1,4 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService } from "../catalogs/index.js";
 import { Catalog_Status, CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
@@ -26,13 +27,19 @@ export function catalogRpc(catalogs: CatalogService, search: SearchService): Ser
       return { catalog: catalogMessage(catalog, { updatedAt: true }) };
     },
     async getCatalogProgress(req) {
-      const { status, total, counts } = await catalogs.progress(req.organizationId, req.catalogId);
+      const { status, total, counts, textImageMap: map } = await catalogs.progress(req.organizationId, req.catalogId);
       return {
         status: Catalog_Status[status],
         total,
         processing: counts.PROCESSING,
         processed: counts.PROCESSED,
         error: counts.ERROR,
+        textImageMap: {
+          trainedOn: map.trainedOn,
+          ...(map.lastFailure !== undefined ? { lastFailure: map.lastFailure } : {}),
+          ...(map.fittedAt ? { fittedAt: timestampFromDate(map.fittedAt) } : {}),
+          ...(map.nextAttemptAt ? { nextAttemptAt: timestampFromDate(map.nextAttemptAt) } : {}),
+        },
       };
     },
     async deleteCatalog(req) {

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MysqlIndexSource, readMapBytes } from "../../src/storage/mysql/index.js";
+import { MysqlIndexSource, MysqlTextImageMapStore, readMapBytes } from "../../src/storage/mysql/index.js";
 import { catalogTextMaps } from "../../src/storage/mysql/schema.js";
 import { eq } from "drizzle-orm";
 import { cacheDir } from "../support/cache-dir.js";
@@ -101,6 +101,18 @@ describe("a catalog that grows through several map refits in a real worker", () 
     expect(row.generation).toBeGreaterThanOrEqual(4);
     expect((await readMapBytes(server.app.mysql.db, catalogId))!.length).toBe(row.bytes);
     expect(await waitFor(async () => ((await fitsFitted()) >= 4 ? fitsFitted() : undefined), 10_000, "fits in /metrics")).toBeGreaterThanOrEqual(4);
+
+    // Progress tells the map's state; a failed fit shows there with its reason and next attempt.
+    const progress = (await api.get(`${catalog}/progress`)).body;
+    expect(progress.textImageMap).toMatchObject({ trainedOn: row.trainedOn, fittedAt: row.updatedAt.toISOString() });
+    expect(progress.textImageMap.lastFailure).toBeUndefined();
+    const retryAt = new Date(Date.now() + 60_000);
+    await new MysqlTextImageMapStore(server.app.mysql.db, server.app.mysql.pool).recordFailure(catalogId, "Error ER_NET_PACKET_TOO_LARGE", 1, retryAt);
+    expect((await api.get(`${catalog}/progress`)).body.textImageMap).toMatchObject({
+      trainedOn: row.trainedOn,
+      lastFailure: "Error ER_NET_PACKET_TOO_LARGE",
+      nextAttemptAt: retryAt.toISOString(),
+    });
 
     // The worker rebuilt the index from the latest map: the version search expects now.
     const { sync, index } = server.app.searchIndex;

@@ -1,8 +1,8 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { CatalogRecord, CatalogRepository } from "../../catalogs/index.js";
+import type { CatalogRecord, CatalogRepository, TextImageMapStatus } from "../../catalogs/index.js";
 import type { Database } from "./connection.js";
 import { isDuplicateKey } from "./errors.js";
-import { catalogs } from "./schema.js";
+import { catalogs, catalogTextMapFailures, catalogTextMaps } from "./schema.js";
 
 const columns = {
   id: catalogs.id,
@@ -66,5 +66,16 @@ export class MysqlCatalogRepository implements CatalogRepository {
       .set({ deletedAt: now, updatedAt: now, deletionMarker: sql`${catalogs.id}` })
       .where(and(eq(catalogs.id, catalogId), eq(catalogs.organizationId, organizationId), isNull(catalogs.deletedAt)));
     return result.affectedRows > 0;
+  }
+
+  async textImageMap(catalogId: string): Promise<TextImageMapStatus> {
+    const [[map], [failure]] = await Promise.all([
+      this.db.select({ trainedOn: catalogTextMaps.trainedOn, updatedAt: catalogTextMaps.updatedAt }).from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)),
+      this.db
+        .select({ reason: catalogTextMapFailures.reason, retryAt: catalogTextMapFailures.retryAt })
+        .from(catalogTextMapFailures)
+        .where(eq(catalogTextMapFailures.catalogId, catalogId)),
+    ]);
+    return { trainedOn: map?.trainedOn ?? 0, fittedAt: map?.updatedAt, lastFailure: failure?.reason, nextAttemptAt: failure?.retryAt };
   }
 }
