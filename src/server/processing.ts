@@ -44,13 +44,23 @@ export function createAfterBatch(
   log: Logger,
   onFit?: (report: MapFitReport) => void,
 ): AfterBatch {
-  const maps = new TextImageMapRefresher(
+  return afterBatchWork(index, createMapRefresher(config, mysql, modelVersion, log, onFit), log);
+}
+
+/** The text-image maps of catalogs over MySQL, as the workers refresh them. */
+export function createMapRefresher(
+  config: Config,
+  mysql: MysqlConnection,
+  modelVersion: string,
+  log: Logger,
+  onFit?: (report: MapFitReport) => void,
+): TextImageMapRefresher {
+  return new TextImageMapRefresher(
     new MysqlTextImageMapStore(mysql.db, mysql.pool),
     modelVersion,
     { maxSamples: config.processing.textMapMaxSamples, ...(onFit ? { onFit } : {}) },
     log,
   );
-  return afterBatchWork(index, maps, log);
 }
 
 /**
