@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.logLevel });
   // A forked worker's MYSQL_URL was resolved by its service.
   const mysql = await openMysql((await resolveMysqlUrl(config, log, Boolean(forwarded) || Boolean(process.env.MYSQL_URL))).url);
-  const redis = await openRedis((await resolveRedisUrl(config, log)).url);
+  const redis = await openRedis({ ...config.redis, url: (await resolveRedisUrl(config, log)).url });
   const objects = new LocalObjectStore(
     join(config.dataDir, "objects"),
     () => config.publicUrl ?? `http://localhost:${config.port}`,

@@ -38,8 +38,10 @@ export interface RateLimitConfig {
 }
 
 export interface RedisConfig {
-  /** Undefined when not configured; `npm start` then provisions a Redis 8 and fills it in. */
+  /** Undefined when not configured; `npm start` then provisions a Redis 8 and fills it in (unless clusterNodes is set). */
   url: string | undefined;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES); the service then talks to the cluster instead of one server. */
+  clusterNodes: { host: string; port: number }[] | undefined;
   /** Prefix of every key the service writes, so deployments (or test runs) can share a server. */
   keyPrefix: string;
 }
@@ -104,6 +106,10 @@ const schema = z.object({
     .regex(/^mysql:\/\//, "must be a mysql:// URL")
     .default("mysql://root@127.0.0.1:3306/vitrine"),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/, "must be host:port,host:port,...")
+    .optional(),
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]*$/, "letters, digits and : _ . - only").default("vitrine:"),
   SEARCH_BOOST: z.coerce.number().min(0).max(1).default(0.05),
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
@@ -148,12 +154,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
   const e = parsed.data;
+  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) throw new ConfigError("invalid configuration: set REDIS_URL or REDIS_CLUSTER_NODES, not both");
   return {
     port: e.PORT,
     grpcPort: e.GRPC_PORT,
     host: e.HOST,
     mysqlUrl: e.MYSQL_URL,
-    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    redis: { url: e.REDIS_URL, clusterNodes: clusterNodes(e.REDIS_CLUSTER_NODES), keyPrefix: e.REDIS_KEY_PREFIX },
     search: {
       boost: e.SEARCH_BOOST,
       superBoost: e.SEARCH_SUPER_BOOST,
@@ -185,4 +192,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
   };
+}
+
+function clusterNodes(list: string | undefined): { host: string; port: number }[] | undefined {
+  if (!list) return undefined;
+  return list.split(",").map((entry) => {
+    const [host, port] = entry.trim().split(":");
+    return { host: host!, port: Number(port) };
+  });
 }

@@ -2,7 +2,6 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Interceptor } from "@connectrpc/connect";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { FastifyInstance } from "fastify";
-import type { Redis } from "ioredis";
 import type { Logger } from "../logging/index.js";
 import { doorKey } from "./call-context.js";
 import { storeOf } from "./store-errors.js";
@@ -230,7 +229,7 @@ export class ServiceMetrics {
    * Counts the client's error events (failed connections, reconnects) and logs them: once per
    * distinct message, and at most every 30 s for a repeating one.
    */
-  watchRedis(redis: Redis, log: Logger): void {
+  watchRedis(redis: { on(event: "error", listener: (error: Error) => void): unknown }, log: Logger): void {
     let lastMessage = "";
     let lastLoggedMs = 0;
     redis.on("error", (error: Error) => {

@@ -31,6 +31,8 @@ export async function startRedisChild(opts: {
   args: string[];
   port: number;
   dataDir: string;
+  /** Server options after the usual ones (cluster mode, say). */
+  extraArgs?: string[];
   startTimeoutMs?: number;
   log?: (line: string) => void;
 }): Promise<RedisChild> {
@@ -41,7 +43,7 @@ export async function startRedisChild(opts: {
   const child = await startServerChild({
     name: "redis-server",
     command: opts.command,
-    args: [...opts.args, ...serverArgs(opts.port, opts.dataDir)],
+    args: [...opts.args, ...serverArgs(opts.port, opts.dataDir), ...(opts.extraArgs ?? [])],
     cwd: opts.dataDir,
     env,
     port: opts.port,

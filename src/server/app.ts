@@ -30,7 +30,7 @@ import { openTextEncoder } from "../embeddings/index.js";
 import { SearchService } from "../search/index.js";
 import type { CatalogEvents } from "../catalogs/index.js";
 import { openRedis } from "../storage/redis/index.js";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../storage/redis/index.js";
 import { createSearchIndex, startIndexSweeper } from "./search-index.js";
 import type { SearchIndex } from "./search-index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
@@ -47,7 +47,7 @@ import type { GrpcFastify } from "./http-servers.js";
 export interface App {
   core: RpcCore;
   mysql: MysqlConnection;
-  redis: Redis;
+  redis: RedisClient;
   searchIndex: SearchIndex;
   processing: WorkerProcesses;
   metrics: ServiceMetrics;
@@ -75,9 +75,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   );
   const metrics = new ServiceMetrics();
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
-  if (!config.redis.url) throw new Error("no Redis configured: set REDIS_URL (the launcher provisions one when it is unset)");
   const mysql = await openMysql(config.mysqlUrl);
-  const redis = await openRedis(config.redis.url);
+  const redis = await openRedis(config.redis);
   metrics.watchRedis(redis, logger);
   // Search queries are encoded here; the image model stays in the workers.
   const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });

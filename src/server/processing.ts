@@ -9,7 +9,7 @@ import type { AfterBatch, IndexSyncer, MapFitReport, ObjectStore, OnBatch, Produ
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { MysqlProcessingQueue, MysqlTextImageMapStore } from "../storage/mysql/index.js";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../storage/redis/index.js";
 import { createSearchIndex } from "./search-index.js";
 
 export interface Processing {
@@ -71,7 +71,7 @@ export function createMapRefresher(
 export function startProcessing(
   config: Config,
   mysql: MysqlConnection,
-  redis: Redis,
+  redis: RedisClient,
   objects: ObjectStore,
   log: Logger,
   onBatch?: OnBatch,

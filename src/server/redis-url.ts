@@ -7,12 +7,13 @@ import { provisionRedis8 } from "../provisioning/index.js";
 export const PROVISIONED_REDIS_PORT = 6380;
 
 /**
- * REDIS_URL when set (nothing is started); otherwise a Redis 8 of the service's own on port 6380:
+ * REDIS_URL or REDIS_CLUSTER_NODES when set (nothing is started); otherwise a Redis 8 of the service's own on port 6380:
  * one already running there is reused, else one is started (from PATH, or fetched from Debian's
  * archive into the cache), keeping its data under DATA_DIR/redis.
  */
-export async function resolveRedisUrl(config: Config, log: Logger): Promise<{ url: string; stop(): Promise<void> }> {
-  if (config.redis.url) return { url: config.redis.url, stop: async () => undefined };
+export async function resolveRedisUrl(config: Config, log: Logger): Promise<{ url: string | undefined; stop(): Promise<void> }> {
+  // A cluster, like a URL, is the operator's: nothing is started.
+  if (config.redis.url || config.redis.clusterNodes) return { url: config.redis.url, stop: async () => undefined };
   const dataDir = join(config.dataDir, "redis");
   const redis = await provisionRedis8({ cacheDir: config.cacheDir, port: PROVISIONED_REDIS_PORT, dataDir });
   log.info(

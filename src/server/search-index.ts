@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../storage/redis/index.js";
 import type { Config } from "../config/index.js";
 import type { TextEncoder } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
@@ -14,7 +14,7 @@ export interface SearchIndex {
 }
 
 /** The vector index and its sync with MySQL, as both the API and the workers use them. */
-export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: Redis, text: TextEncoder, log: Logger): SearchIndex {
+export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: RedisClient, text: TextEncoder, log: Logger): SearchIndex {
   const index = new RedisVectorIndex(redis, { keyPrefix: config.redis.keyPrefix, ef: config.search.ef });
   const spaces = new VisualSpaces(text);
   const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log);

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { deleteKeys, keysMatching } from "../support/redis-keys.js";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,7 +37,7 @@ describe("vitrine catalogs reindex", () => {
     });
     await api.post(`/organizations/${org}/catalogs/${catalogId}/products`, products);
     await completeWith(server, embeddings);
-    await server.app.redis.del(...(await server.app.redis.keys(`${server.config.redis.keyPrefix}*`)));
+    await deleteKeys(server.app.redis, await keysMatching(server.app.redis, `${server.config.redis.keyPrefix}*`));
 
     const out = JSON.parse((await cli("catalogs", "reindex", "--org", org, "--catalog", catalogId)).stdout);
     expect(out).toEqual({ status: "success", message: "search index rebuilt with 3 products", indexed: 3 });

@@ -19,7 +19,7 @@ let connectHealth: Client<typeof Health>;
 const { SERVING, NOT_SERVING } = HealthCheckResponse_ServingStatus;
 
 beforeAll(async () => {
-  const redis = new URL(inject("redisUrl"));
+  const redis = new URL(inject("redisUrl")!);
   redisProxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port) });
   server = await startTestServer({ REDIS_URL: `redis://127.0.0.1:${redisProxy.port}` });
   grpcHealth = createClient(Health, createGrpcTransport({ baseUrl: server.grpcUrl }));

@@ -81,7 +81,7 @@ describe("store error classification", () => {
     expect(storeOf(sqlError)).toBe("mysql");
     expect(storeOf(new Error("wrapped", { cause: sqlError }))).toBe("mysql");
 
-    const redis = new Redis(inject("redisUrl"), { lazyConnect: true });
+    const redis = new Redis(inject("redisUrl")!, { lazyConnect: true });
     await redis.connect();
     const replyError = await redis.call("NO_SUCH_COMMAND").catch((e: unknown) => e);
     redis.disconnect();

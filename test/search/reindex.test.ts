@@ -1,17 +1,14 @@
 // The vector index is a cache of MySQL: on a Redis 8 of its own (FLUSHALL is safe there), a lost index
 // is rebuilt by the next search without re-embedding anything, the admin reindex route rebuilds it on
 // demand, and queued changes whose Redis write never happened are applied by the sweeper.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
-import { provisionRedis8 } from "../../src/provisioning/index.js";
-import type { ProvisionedRedis } from "../../src/provisioning/index.js";
 import { indexQueue, productEmbeddings, products } from "../../src/storage/mysql/schema.js";
-import { cacheDir } from "../support/cache-dir.js";
+import { startOwnRedis } from "../support/own-redis.js";
+import type { OwnRedis } from "../support/own-redis.js";
+import { flushAll, keysMatching } from "../support/redis-keys.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import {
@@ -32,7 +29,6 @@ import {
 import type { Hit, Indexed, ProductSpec, Rank, Served } from "../support/search-fixture.js";
 import { waitFor } from "../support/wait-for.js";
 
-const PORT = 6393;
 const SEARCHES: [string, number][] = [
   ["red dress", 0.5],
   ["black leather handbag", 1],
@@ -41,8 +37,7 @@ const SEARCHES: [string, number][] = [
 ];
 const SUBJECTS = ["sku-3", "sku-40"];
 
-const dataDir = mkdtempSync(join(tmpdir(), "vitrine-reindex-redis-"));
-let redis: ProvisionedRedis | undefined;
+let redis: OwnRedis | undefined;
 let text: OpenedTextEncoder;
 let s: Served;
 let admin: RestClient;
@@ -50,11 +45,10 @@ let catalogId: string;
 let specs: ProductSpec[];
 
 beforeAll(async () => {
-  redis = await provisionRedis8({ cacheDir, port: PORT, dataDir });
   // FLUSHALL below must only ever hit a server this file started.
-  if (!redis.startedByUs) throw new Error(`a Redis this test did not start already listens on ${PORT}; refusing to FLUSHALL it`);
+  redis = await startOwnRedis();
   text = await openText();
-  s = await serve({ REDIS_URL: redis.url, INDEX_SWEEP_MS: "200" });
+  s = await serve({ ...redis.env, INDEX_SWEEP_MS: "200" });
   admin = restClient(s.server.restUrl, s.server.adminKey);
   catalogId = await createCatalog(s, "reindexed");
   specs = syntheticProducts(text, 60, { seed: 31 });
@@ -65,7 +59,6 @@ afterAll(async () => {
   await s?.server.close();
   await text?.close();
   await redis?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const indexed = (ranks: Record<string, Rank> = {}): Indexed[] =>
@@ -98,7 +91,7 @@ const embeddingTimes = async () =>
       .where(eq(productEmbeddings.catalogId, catalogId))
   ).sort((a, b) => a.productId.localeCompare(b.productId));
 
-const redisKeys = () => s.server.app.redis.keys(`${s.server.config.redis.keyPrefix}*`);
+const redisKeys = () => keysMatching(s.server.app.redis, `${s.server.config.redis.keyPrefix}*`);
 const vectorsKey = async () => {
   const keys = (await redisKeys()).filter((k) => k.includes(catalogId) && k.endsWith(":vectors"));
   expect(keys).toHaveLength(1);
@@ -128,7 +121,7 @@ describe("a lost index", () => {
     // Timestamps have second precision: a re-embedding now would show as a later one.
     await new Promise((r) => setTimeout(r, 1100));
 
-    await s.server.app.redis.flushall();
+    await flushAll(s.server.app.redis);
     expect(await redisKeys()).toEqual([]);
 
     expect(await answers()).toEqual(baseline);

@@ -1,6 +1,7 @@
 // What search and recommendations can see, as products change: re-created products leave the index
 // until processed again, deletions (one, many, all) and catalog deletion take effect by the time the
 // response is sent, and products in ERROR are never returned. Real Redis 8 and MariaDB.
+import { keysMatching } from "../support/redis-keys.js";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
@@ -170,7 +171,7 @@ describe("deleted products", () => {
     expect(found.body).toEqual({ status: "success", results: [] });
     expectErrorObject(await recs("all-1", {}, other), 404, "POST", "/recs");
     // Nothing of the catalog is left in its vector set.
-    const keys = await s.server.app.redis.keys(`${s.server.config.redis.keyPrefix}*${other}*`);
+    const keys = await keysMatching(s.server.app.redis, `${s.server.config.redis.keyPrefix}*${other}*`);
     for (const key of keys.filter((k) => k.endsWith(":vectors"))) expect(Number(await s.server.app.redis.call("VCARD", key))).toBe(0);
     // The main catalog is untouched.
     expect((await search("brown boots")).body.results.length).toBeGreaterThan(0);
@@ -185,7 +186,7 @@ describe("deleted catalogs", () => {
     await processProducts(s, few);
     expect((await search("black leather handbag", {}, doomed)).body.results.length).toBeGreaterThan(0);
     const prefix = s.server.config.redis.keyPrefix;
-    const keysOf = async (id: string) => (await s.server.app.redis.keys(`${prefix}*`)).filter((k) => k.includes(id));
+    const keysOf = async (id: string) => (await keysMatching(s.server.app.redis, `${prefix}*`)).filter((k) => k.includes(id));
     expect(await keysOf(doomed)).not.toEqual([]);
 
     const res = await s.api.delete(`/organizations/${s.org}/catalogs/${doomed}`);

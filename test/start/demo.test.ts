@@ -36,7 +36,7 @@ describe("npm start -- --demo", () => {
         GRPC_PORT: "0",
         HOST: "127.0.0.1",
         MYSQL_URL: url.toString(),
-        REDIS_URL: inject("redisUrl"),
+        REDIS_URL: inject("redisUrl")!,
         REDIS_KEY_PREFIX: `vitrine-demo-${randomBytes(4).toString("hex")}:`,
         DATA_DIR: dataDir,
         CACHE_DIR: cacheDir,

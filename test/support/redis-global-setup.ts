@@ -3,25 +3,19 @@
 // PATH, or fetched from Debian's archive into the cache) and stopped at the end. Test servers each
 // use their own key prefix on it.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { provisionRedis8 } from "../../src/provisioning/index.js";
 import { cacheDir } from "./cache-dir.js";
-
-/** A port nobody listens on now: each test run gets a Redis of its own, so parallel runs never stop each other's. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "./free-port.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    redisUrl: string;
+    /** The "single" project's Redis 8. */
+    redisUrl?: string;
+    /** The "cluster" project's Redis Cluster, as REDIS_CLUSTER_NODES takes it. */
+    redisClusterNodes?: string;
   }
 }
 

@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
 import { createApp } from "../../src/server/app.js";
 import type { App } from "../../src/server/app.js";
+import { deleteKeys, keysMatching } from "./redis-keys.js";
 
 export interface TestServer {
   app: App;
@@ -44,7 +45,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     GRPC_PORT: "0",
     HOST: "127.0.0.1",
     MYSQL_URL: databaseUrl.toString(),
-    REDIS_URL: inject("redisUrl"),
+    ...redisEnv(),
     REDIS_KEY_PREFIX: keyPrefix,
     ADMIN_API_KEY: adminKey,
     DATA_DIR: dataDir,
@@ -78,8 +79,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       return ((await response.json()) as { key: string }).key;
     },
     async close() {
-      const keys = await app.redis.keys(`${keyPrefix}*`);
-      if (keys.length > 0) await app.redis.del(...keys);
+      await deleteKeys(app.redis, await keysMatching(app.redis, `${keyPrefix}*`));
       await app.close();
       const connection = await mysql.createConnection({ uri: BASE_MYSQL_URL.replace(/\/[^/]*$/, "/") });
       await connection.query(`DROP DATABASE IF EXISTS \`${databaseUrl.pathname.slice(1)}\``);
@@ -87,4 +87,16 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The run's Redis, as the service reads it: the "single" project's server (REDIS_URL) or the
+ * "cluster" project's Redis Cluster (REDIS_CLUSTER_NODES).
+ */
+export function redisEnv(): Record<string, string> {
+  const cluster = inject("redisClusterNodes");
+  if (cluster) return { REDIS_CLUSTER_NODES: cluster };
+  const url = inject("redisUrl");
+  if (!url) throw new Error("no Redis provided to this test run");
+  return { REDIS_URL: url };
 }

@@ -1,3 +1,4 @@
-export { openRedis } from "./connection.js";
+export { forEachPrimary, openRedis } from "./connection.js";
+export type { RedisClient, RedisTarget } from "./connection.js";
 export { RedisVectorIndex } from "./vector-index.js";
 export type { RedisVectorIndexOptions } from "./vector-index.js";

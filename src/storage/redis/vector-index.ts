@@ -2,7 +2,8 @@
 // vectors whose attributes are the products' filterable metadata, and one hash with the build
 // version. Both keys share a hash tag, so a catalog lives on one Redis Cluster shard and the query
 // script can touch both.
-import type { Redis } from "ioredis";
+import { forEachPrimary } from "./connection.js";
+import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
@@ -19,7 +20,7 @@ const PIPELINE = 500;
 
 export class RedisVectorIndex implements VectorIndex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: RedisVectorIndexOptions,
   ) {
     redis.defineCommand("vitrineQuery", { numberOfKeys: 2, lua: QUERY_SCRIPT });
@@ -97,15 +98,17 @@ export class RedisVectorIndex implements VectorIndex {
   async catalogIds(): Promise<string[]> {
     const ids = new Set<string>();
     const pattern = `${escapeGlob(this.options.keyPrefix)}{*}:*`;
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-      cursor = next;
-      for (const key of keys) {
-        const id = /\{([^}]+)\}/.exec(key.slice(this.options.keyPrefix.length))?.[1];
-        if (id) ids.add(id);
-      }
-    } while (cursor !== "0");
+    await forEachPrimary(this.redis, async (node) => {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        for (const key of keys) {
+          const id = /\{([^}]+)\}/.exec(key.slice(this.options.keyPrefix.length))?.[1];
+          if (id) ids.add(id);
+        }
+      } while (cursor !== "0");
+    });
     return [...ids];
   }
 
