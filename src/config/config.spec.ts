@@ -17,3 +17,19 @@ describe("IMAGE_RUNTIME", () => {
     expect(() => loadConfig({ IMAGE_RUNTIME: "wasm" })).toThrow(/IMAGE_RUNTIME/);
   });
 });
+
+describe("REDIS_CLUSTER_NODES", () => {
+  it("reads a cluster's seed nodes", () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: "127.0.0.1:7001, redis-b:7002" }).redis.clusterNodes).toEqual([
+      { host: "127.0.0.1", port: 7001 },
+      { host: "redis-b", port: 7002 },
+    ]);
+    expect(loadConfig({}).redis.clusterNodes).toBeUndefined();
+  });
+
+  it("rejects a malformed list, and a cluster together with REDIS_URL", () => {
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "127.0.0.1" })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "a:1,,b:2" })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "a:1", REDIS_URL: "redis://a:6379" })).toThrow(/not both/);
+  });
+});
