@@ -17,3 +17,9 @@ describe("IMAGE_RUNTIME", () => {
     expect(() => loadConfig({ IMAGE_RUNTIME: "wasm" })).toThrow(/IMAGE_RUNTIME/);
   });
 });
+
+describe("RATE_LIMIT_PER_SECOND", () => {
+  it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
+    expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000 });
+  });
+});

@@ -137,7 +137,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
     routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
       outer: [metrics.rpcInterceptor()],
-      afterAuth: rateLimit ? [rateLimit] : [],
+      afterAuth: [rateLimit],
       onInternalError: (error) => metrics.storeError(error, "rpc"),
     }),
     services: SERVICES,
