@@ -16,7 +16,7 @@ export const PROVISIONED_REDIS_PORT = 6380;
 export async function resolveRedisUrl(config: Config, log: Logger): Promise<{ url: string; stop(): Promise<void> }> {
   if (config.redis.url) return { url: config.redis.url, stop: async () => undefined };
   const dataDir = join(config.dataDir, "redis");
-  const redis = await provisionRedis8({ cacheDir: config.cacheDir, port: PROVISIONED_REDIS_PORT, dataDir, movable: true, log: (line) => log.info(line) });
+  const redis = await provisionRedis8({ cacheDir: config.cacheDir, port: PROVISIONED_REDIS_PORT, dataDir, movable: true, log: (line) => log.info({}, line) });
   log.info(
     { redisUrl: redis.url, version: redis.version, dataDir: redis.startedByUs ? dataDir : undefined },
     redis.startedByUs

@@ -42,7 +42,7 @@ beforeAll(async () => {
     ["127.0.0.1:50051", `127.0.0.1:${grpc.port}`],
     ["https://example.com/", images.url("/")],
   ];
-  const env = { ...process.env, PORT: rest.port, DATA_DIR: server.config.dataDir };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: rest.port, DATA_DIR: server.config.dataDir };
   for (const name of ["ADMIN_API_KEY", "VITRINE_API_KEY", "ORG", "KEY", "ADMIN", "CAT", "KEY_ID", "B"]) delete env[name];
   // The harness's only addition: curl reports HTTP errors as failures (exit code 22), so an example
   // answering 4xx/5xx fails here instead of printing an error a reader might not notice.
