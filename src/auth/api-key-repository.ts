@@ -9,6 +9,8 @@ export interface ApiKeyRecord {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** Sustained calls per second allowed to this key (0: unlimited); null: the service's default. */
+  rateLimitPerSecond: number | null;
 }
 
 export interface ApiKeyRepository {

@@ -11,6 +11,8 @@ export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
 /** Key records kept in memory at most, so a flood of distinct keys cannot grow it without bound. */
 const CACHE_ENTRIES = 10_000;
 
+const MAX_RATE_LIMIT = 1_000_000;
+
 export class ApiKeyService {
   private readonly adminKeyHash: string;
   /** Recently read key records: every call is authenticated, and a database round trip each is most of a search's time. */
@@ -36,12 +38,18 @@ export class ApiKeyService {
       throw unauthenticated("invalid API key");
     }
     if (record.expiresAt && record.expiresAt <= this.now()) throw unauthenticated("this API key has expired");
-    return { kind: "organization", keyId: record.id, organizationId: record.organizationId, scopes: record.scopes };
+    return {
+      kind: "organization",
+      keyId: record.id,
+      organizationId: record.organizationId,
+      scopes: record.scopes,
+      rateLimitPerSecond: record.rateLimitPerSecond,
+    };
   }
 
   async create(
     organizationId: string,
-    input: { name: string; scopes: string[]; expiresAt: Date | undefined },
+    input: { name: string; scopes: string[]; expiresAt: Date | undefined; rateLimitPerSecond?: number | undefined },
   ): Promise<{ apiKey: ApiKeyView; key: string }> {
     const orgId = parseUuid(organizationId, "organizationId");
     const name = input.name.trim();
@@ -53,6 +61,10 @@ export class ApiKeyService {
     }
     const now = this.now();
     if (input.expiresAt && input.expiresAt <= now) throw invalidArgument("expiresAt must be in the future");
+    const limit = input.rateLimitPerSecond;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= MAX_RATE_LIMIT)) {
+      throw invalidArgument(`rateLimitPerSecond must be an integer from 0 (no limit) to ${MAX_RATE_LIMIT}, got ${limit}`);
+    }
     const { id, secret, key } = generateKey();
     const record: ApiKeyRecord = {
       id,
@@ -63,6 +75,7 @@ export class ApiKeyService {
       createdAt: now,
       expiresAt: input.expiresAt ?? null,
       revokedAt: null,
+      rateLimitPerSecond: limit ?? null,
     };
     await this.keys.insert(record);
     return { apiKey: view(record), key };

@@ -4,7 +4,14 @@ import type { Requirement, Scope } from "./scopes.js";
 /** Who is calling: the operator's admin key, or a key of one organization. */
 export type Principal =
   | { kind: "admin" }
-  | { kind: "organization"; keyId: string; organizationId: string; scopes: readonly Scope[] };
+  | {
+      kind: "organization";
+      keyId: string;
+      organizationId: string;
+      scopes: readonly Scope[];
+      /** The key's own rate limit (0: none); null: the service's default. */
+      rateLimitPerSecond: number | null;
+    };
 
 /**
  * Throws permission_denied unless the principal may act on the organization with the

@@ -17,7 +17,8 @@ export const IMPORT_HELP = `vitrine import: load a file of products into a catal
 
 JSONL: one object per line, as in Create Products: {"id","imageUrl","descriptor","metadata"}.
 CSV: a header row with id, imageUrl (or image_url), descriptor; a metadata column may hold a JSON
-object; every other column becomes a metadata field.
+object; every other column becomes a metadata field: numbers (40, 9.5) and true/false are stored
+typed, anything else as text; a header "name:string", "name:number" or "name:boolean" fixes the type.
 Products are sent in batches (default 500, at most the service's MAX_BATCH_SIZE). A product the
 service refuses is reported with its row and the reason, and the rest of its batch is sent again
 without it. --wait then follows processing until every product is PROCESSED or ERROR.

@@ -35,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
       scopes: { type: "string" },
       name: { type: "string" },
       expires: { type: "string" },
+      "rate-limit": { type: "string" },
       key: { type: "string" },
       file: { type: "string" },
       batch: { type: "string" },

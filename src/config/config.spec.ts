@@ -33,3 +33,9 @@ describe("REDIS_CLUSTER_NODES", () => {
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: "a:1", REDIS_URL: "redis://a:6379" })).toThrow(/not both/);
   });
 });
+
+describe("RATE_LIMIT_PER_SECOND", () => {
+  it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
+    expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000 });
+  });
+});

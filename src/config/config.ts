@@ -137,8 +137,10 @@ const schema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MAX_REQUEST_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LIMITS.maxRequestBytes),
   MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_LIMITS.maxBatchSize),
-  RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(50),
-  RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  // Generous: most storefronts send all their shoppers' calls with one key. Keys that need a tighter
+  // (or no) limit get their own at creation.
+  RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(2000),
 });
 
 export class ConfigError extends Error {

@@ -11,26 +11,31 @@ export const RETRY_AFTER = "retry-after";
 
 /**
  * Per-caller rate limit for every RPC on every door. Placed after authentication, so the bucket is
- * the API key's (the admin key has one too); calls that need no key (the health service) are
- * limited per client address. Buckets live in this process: with several service processes behind
- * a balancer, a key may make up to that many times the configured rate. Undefined when disabled.
+ * the API key's (the admin key has one too); calls that need no key (health, reflection) are
+ * limited per client address. A key created with its own `rateLimitPerSecond` gets that rate
+ * (bursts of twice as many; 0: no limit); every other caller gets the configured default
+ * (`perSecond` 0: none). Buckets live in this process: with several service processes behind a
+ * balancer, a key may make up to that many times its rate.
  */
-export function rateLimitInterceptor(config: RateLimitConfig, onLimited: (door: Door) => void = () => undefined): Interceptor | undefined {
-  if (config.perSecond === 0) return undefined;
-  const buckets = new TokenBuckets({ ratePerSecond: config.perSecond, burst: config.burst });
+export function rateLimitInterceptor(config: RateLimitConfig, onLimited: (door: Door) => void = () => undefined): Interceptor {
+  const fallback = config.perSecond > 0 ? { ratePerSecond: config.perSecond, burst: config.burst } : undefined;
+  const buckets = new TokenBuckets({ ratePerSecond: fallback?.ratePerSecond ?? 1, burst: fallback?.burst ?? 1 });
   return (next) => async (req) => {
     const principal = req.contextValues.get(principalKey);
+    const own = principal?.kind === "organization" ? principal.rateLimitPerSecond : null;
+    const limit = own === null ? fallback : own > 0 ? { ratePerSecond: own, burst: 2 * own } : undefined;
+    if (limit === undefined) return next(req);
     const key =
       principal === undefined
         ? `address:${req.contextValues.get(clientAddressKey) ?? "in-process"}`
         : principal.kind === "admin"
           ? "admin"
           : `key:${principal.keyId}`;
-    const taken = buckets.take(key);
+    const taken = buckets.take(key, limit);
     if (!taken.allowed) {
       onLimited(req.contextValues.get(doorKey));
       throw new ConnectError(
-        `rate limit exceeded: at most ${config.perSecond} calls per second (bursts of ${config.burst}) per API key; retry in ${taken.retryAfterSeconds} s`,
+        `rate limit exceeded: at most ${limit.ratePerSecond} calls per second (bursts of ${limit.burst}) for this API key; retry in ${taken.retryAfterSeconds} s`,
         Code.ResourceExhausted,
         { [RETRY_AFTER]: String(taken.retryAfterSeconds) },
       );

@@ -11,7 +11,13 @@ export interface TokenBucketOptions {
 
 export type TakeResult = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
-interface Bucket {
+/** A bucket's own rate and size, when a key has a limit other than the default. */
+export interface BucketLimit {
+  ratePerSecond: number;
+  burst: number;
+}
+
+interface Bucket extends BucketLimit {
   tokens: number;
   updatedMs: number;
 }
@@ -22,27 +28,28 @@ interface Bucket {
  */
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly rate: number;
-  private readonly burst: number;
+  private readonly limit: BucketLimit;
   private readonly maxKeys: number;
   private readonly now: () => number;
 
   constructor(options: TokenBucketOptions) {
-    if (!(options.ratePerSecond > 0)) throw new Error("ratePerSecond must be > 0");
-    if (!(options.burst >= 1)) throw new Error("burst must be >= 1");
-    this.rate = options.ratePerSecond;
-    this.burst = options.burst;
+    checkLimit(options);
+    this.limit = { ratePerSecond: options.ratePerSecond, burst: options.burst };
     this.maxKeys = options.maxKeys ?? 100_000;
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** Takes one token for `key`, or says in how many whole seconds (>= 1) one will be there. */
-  take(key: string): TakeResult {
+  /**
+   * Takes one token for `key`, or says in how many whole seconds (>= 1) one will be there. `limit`
+   * replaces the default for this key; a changed limit starts the key's bucket afresh.
+   */
+  take(key: string, limit: BucketLimit = this.limit): TakeResult {
     const now = this.now();
     let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      if (this.buckets.size >= this.maxKeys) this.dropFullBuckets(now);
-      bucket = { tokens: this.burst, updatedMs: now };
+    if (bucket === undefined || bucket.ratePerSecond !== limit.ratePerSecond || bucket.burst !== limit.burst) {
+      checkLimit(limit);
+      if (bucket === undefined && this.buckets.size >= this.maxKeys) this.dropFullBuckets(now);
+      bucket = { ...limit, tokens: limit.burst, updatedMs: now };
       this.buckets.set(key, bucket);
     } else {
       this.refill(bucket, now);
@@ -51,7 +58,7 @@ export class TokenBuckets {
       bucket.tokens -= 1;
       return { allowed: true };
     }
-    const waitSeconds = (1 - bucket.tokens) / this.rate;
+    const waitSeconds = (1 - bucket.tokens) / bucket.ratePerSecond;
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitSeconds)) };
   }
 
@@ -62,7 +69,7 @@ export class TokenBuckets {
 
   private refill(bucket: Bucket, now: number): void {
     const elapsedSeconds = Math.max(0, now - bucket.updatedMs) / 1000;
-    bucket.tokens = Math.min(this.burst, bucket.tokens + elapsedSeconds * this.rate);
+    bucket.tokens = Math.min(bucket.burst, bucket.tokens + elapsedSeconds * bucket.ratePerSecond);
     bucket.updatedMs = now;
   }
 
@@ -71,7 +78,7 @@ export class TokenBuckets {
   private dropFullBuckets(now: number): void {
     for (const [key, bucket] of this.buckets) {
       this.refill(bucket, now);
-      if (bucket.tokens >= this.burst) this.buckets.delete(key);
+      if (bucket.tokens >= bucket.burst) this.buckets.delete(key);
     }
     const excess = this.buckets.size - Math.floor(this.maxKeys * 0.9);
     if (excess > 0) {
@@ -82,4 +89,9 @@ export class TokenBuckets {
       }
     }
   }
+}
+
+function checkLimit(limit: BucketLimit): void {
+  if (!(limit.ratePerSecond > 0)) throw new Error("ratePerSecond must be > 0");
+  if (!(limit.burst >= 1)) throw new Error("burst must be >= 1");
 }

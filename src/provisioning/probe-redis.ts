@@ -83,3 +83,20 @@ export async function redisProcessId(host: string, port: number, timeoutMs = 100
     return undefined;
   }
 }
+
+// The data directory a Redis reports for itself (CONFIG GET dir): a provisioned Redis is started
+// with `--dir <its data directory>`, so this tells the server an installation started from one
+// that only happens to listen on the same port. Undefined when it will not say.
+export async function redisDataDir(host: string, port: number, timeoutMs = 1000): Promise<string | undefined> {
+  try {
+    const conn = await connectResp({ host, port, timeoutMs });
+    try {
+      const reply = await conn.call(["CONFIG", "GET", "dir"]);
+      return Array.isArray(reply) && typeof reply[1] === "string" ? reply[1] : undefined;
+    } finally {
+      conn.close();
+    }
+  } catch {
+    return undefined;
+  }
+}

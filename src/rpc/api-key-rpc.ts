@@ -11,6 +11,7 @@ export function apiKeyRpc(keys: ApiKeyService): ServiceImpl<typeof ApiKeyService
         name: req.name,
         scopes: req.scopes,
         expiresAt: req.expiresAt && timestampDate(req.expiresAt),
+        rateLimitPerSecond: req.rateLimitPerSecond,
       });
       return { apiKey: apiKeyMessage(apiKey), key };
     },

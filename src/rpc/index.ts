@@ -2,3 +2,4 @@ export { PUBLIC_SERVICES, rpcRoutes, rpcRouterOptions, SERVICES } from "./routes
 export type { OperationsInterceptors, RpcCore } from "./routes.js";
 export { API_KEY_HEADER } from "./interceptors.js";
 export { createInProcessTransport, IN_PROCESS_PROTOCOL } from "./in-process-transport.js";
+export { reflectionServices, ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";

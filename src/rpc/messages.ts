@@ -55,6 +55,7 @@ export function apiKeyMessage(key: ApiKeyView): ApiKey {
     createdAt: timestampFromDate(key.createdAt),
     expiresAt: key.expiresAt ? timestampFromDate(key.expiresAt) : undefined,
     revokedAt: key.revokedAt ? timestampFromDate(key.revokedAt) : undefined,
+    rateLimitPerSecond: key.rateLimitPerSecond ?? undefined,
   });
 }
 

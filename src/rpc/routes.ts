@@ -16,6 +16,7 @@ import { catalogRpc } from "./catalog-rpc.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
 import { productRpc } from "./product-rpc.js";
 import { requirementsOf } from "./required-scope.js";
+import { ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";
 import { recommendationRpc, searchRpc } from "./search-rpc.js";
 
 export interface RpcCore {
@@ -35,8 +36,11 @@ export const SERVICES: DescService[] = [
   ApiKeyServiceDesc,
 ];
 
-/** Services any caller may use without a key: only gRPC's standard health service. */
-export const PUBLIC_SERVICES: DescService[] = [Health];
+/**
+ * Services any caller may use without a key: gRPC's standard health and server reflection
+ * services. Reflection tells only what the protos in this repository say.
+ */
+export const PUBLIC_SERVICES: DescService[] = [Health, ServerReflection, ServerReflectionV1Alpha];
 
 export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   return (router) => {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { ApiKeyService } from "../auth/index.js";
 import { CatalogService, ProductService } from "../catalogs/index.js";
 import type { Config } from "../config/index.js";
-import { rpcRouterOptions, rpcRoutes, SERVICES } from "../rpc/index.js";
+import { reflectionServices, rpcRouterOptions, rpcRoutes, ServerReflection, ServerReflectionV1Alpha, SERVICES } from "../rpc/index.js";
 import {
   countProductsByStatus,
   Health,
@@ -128,15 +128,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const rateLimit = rateLimitInterceptor(config.rateLimit, (door) => metrics.rateLimitedCall(door));
   const health = healthService(readiness, SERVICES.map((service) => service.typeName));
   const routes = rpcRoutes(core);
+  const reflection = reflectionServices([...SERVICES, Health]);
 
   const { rest, grpc } = await createHttpServers({
     routes: (router) => {
       routes(router);
       router.service(Health, health);
+      router.service(ServerReflection, reflection.v1);
+      router.service(ServerReflectionV1Alpha, reflection.v1alpha);
     },
     routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
       outer: [metrics.rpcInterceptor()],
-      afterAuth: rateLimit ? [rateLimit] : [],
+      afterAuth: [rateLimit],
       onInternalError: (error) => metrics.storeError(error, "rpc"),
     }),
     services: SERVICES,

@@ -84,6 +84,26 @@ describe("vitrine import", () => {
     expect(status).toEqual({ status: "PROCESSING", total: 2, processing: 2, processed: 0, error: 0 });
   });
 
+  it("types CSV cells: numbers and booleans inferred, a header's :type fixes a column", async () => {
+    const catalogId = await newCatalog("typed");
+    const file = join(dir, "typed.csv");
+    writeFileSync(
+      file,
+      [
+        "id,imageUrl,descriptor,price,on_sale,zip,size:string,stock:number,big",
+        "t1,https://images.example/1.jpg,One,40,true,01234,42,7,9007199254740993",
+        "t2,https://images.example/2.jpg,Two,9.5,False,,M,-3,1e3",
+        "t3,https://images.example/3.jpg,Three,80,false,x,L,many,0",
+      ].join("\n"),
+    );
+    const failed = await cli("import", "--org", org, "--catalog", catalogId, "--file", file).catch((error: { code: number; stdout: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stdout: string }).stdout).toMatch(/row 3: column stock: "many" is not a number/);
+    const metadataOf = async (id: string) => (await api.get(`/organizations/${org}/catalogs/${catalogId}/products/${id}`)).body.metadata;
+    expect(await metadataOf("t1")).toEqual({ price: 40, on_sale: true, zip: "01234", size: "42", stock: 7, big: "9007199254740993" });
+    expect(await metadataOf("t2")).toEqual({ price: 9.5, on_sale: "False", zip: "", size: "M", stock: -3, big: 1000 });
+  });
+
   it("explains what it needs", async () => {
     await expect(cli("import", "--org", org, "--catalog", randomUUID())).rejects.toMatchObject({
       code: 2,

@@ -26,6 +26,9 @@ describe("vitrine keys", () => {
     const created = JSON.parse((await cli("keys", "create", "--org", org, "--scopes", "read,search", "--name", "shop")).stdout);
     expect(created.key).toMatch(/^vtr_/);
     expect(created.apiKey).toMatchObject({ organizationId: org, name: "shop", scopes: ["read", "search"] });
+    expect(created.apiKey.rateLimitPerSecond).toBeUndefined();
+    const limited = JSON.parse((await cli("keys", "create", "--org", randomUUID(), "--scopes", "read", "--rate-limit", "25")).stdout);
+    expect(limited.apiKey.rateLimitPerSecond).toBe(25);
 
     const response = await fetch(`${server.restUrl}/organizations/${org}/catalogs`, { headers: { SERVICE_API_KEY: created.key } });
     expect(response.status).toBe(200);

@@ -112,6 +112,65 @@ describe("per-key rate limit", () => {
   });
 });
 
+/** A key with its own limit, created by the admin over REST (the admin's own bucket refills between tries). */
+async function keyWithLimit(target: TestServer, rateLimitPerSecond: number): Promise<string> {
+  for (;;) {
+    const response = await fetch(`${target.restUrl}/organizations/${org}/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", SERVICE_API_KEY: target.adminKey },
+      body: JSON.stringify({ name: "own limit", scopes: ["read"], rateLimitPerSecond }),
+    });
+    if (response.status === 429) {
+      await sleep(1000);
+      continue;
+    }
+    const body = (await response.json()) as { key: string; apiKey: { rateLimitPerSecond?: number } };
+    expect(response.status, JSON.stringify(body)).toBe(201);
+    expect(body.apiKey.rateLimitPerSecond).toBe(rateLimitPerSecond);
+    return body.key;
+  }
+}
+
+const burstOf = (target: TestServer, key: string, calls: number) =>
+  Promise.all(
+    Array.from({ length: calls }, () => fetch(`${target.restUrl}/organizations/${org}/catalogs`, { headers: { SERVICE_API_KEY: key } }).then((r) => r.status)),
+  );
+
+describe("a key's own limit, set by the admin at creation", () => {
+  it("replaces the default: 0 exempts the key, n allows n a second in bursts of 2n", async () => {
+    const free = await keyWithLimit(server, 0);
+    expect(new Set(await burstOf(server, free, 12))).toEqual(new Set([200]));
+
+    const own = await keyWithLimit(server, 2);
+    const statuses = await burstOf(server, own, 6);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(4);
+    const refused = await restList(own);
+    expect(refused.status).toBe(429);
+    expect(refused.body.message).toMatch(/at most 2 calls per second \(bursts of 4\)/);
+    let listed: Response;
+    while ((listed = await fetch(`${server.restUrl}/organizations/${org}/keys`, { headers: { SERVICE_API_KEY: server.adminKey } })).status === 429) {
+      await sleep(1000);
+    }
+    const keys = ((await listed.json()) as { keys: { rateLimitPerSecond?: number }[] }).keys;
+    expect(keys.map((k) => k.rateLimitPerSecond)).toContain(2);
+  });
+
+  it("refuses a limit that is not an integer from 0 to 1,000,000, creating nothing", async () => {
+    for (const bad of [-1, 1.5, 1_000_001]) {
+      let response: Response;
+      do {
+        response = await fetch(`${server.restUrl}/organizations/${org}/keys`, {
+          method: "POST",
+          headers: { "content-type": "application/json", SERVICE_API_KEY: server.adminKey },
+          body: JSON.stringify({ name: "bad", scopes: ["read"], rateLimitPerSecond: bad }),
+        });
+        if (response.status === 429) await sleep(1000);
+      } while (response.status === 429);
+      expect(response.status).toBe(400);
+    }
+  });
+});
+
 describe("RATE_LIMIT_PER_SECOND=0", () => {
   it("turns the limit off", async () => {
     const unlimited = await startTestServer({ RATE_LIMIT_PER_SECOND: "0", RATE_LIMIT_BURST: "1" });
@@ -121,6 +180,9 @@ describe("RATE_LIMIT_PER_SECOND=0", () => {
         Array.from({ length: 20 }, () => fetch(`${unlimited.restUrl}/organizations/${org}/catalogs`, { headers: { SERVICE_API_KEY: key } }).then((r) => r.status)),
       );
       expect(new Set(statuses)).toEqual(new Set([200]));
+      // A key given its own limit is still held to it.
+      const own = await keyWithLimit(unlimited, 1);
+      expect((await burstOf(unlimited, own, 3)).sort()).toEqual([200, 200, 429]);
     } finally {
       await unlimited.close();
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -56,6 +56,31 @@ describe("provisionRedis8", () => {
       await expect(provisionRedis8({ cacheDir, port: taken, dataDir })).rejects.toThrow(/REDIS_URL/);
     } finally {
       squatter.close();
+    }
+  });
+
+  it("reuses only a Redis its data directory started: another's is refused, or avoided on a free port when movable", { timeout: 60_000 }, async () => {
+    // `redis` (first test) is another installation's Redis 8 as far as this data directory knows.
+    const mine = mkdtempSync(join(tmpdir(), "vitrine-redis8-mine-"));
+    const started: ProvisionedRedis[] = [];
+    try {
+      await expect(provisionRedis8({ cacheDir, port, dataDir: mine })).rejects.toThrow(/this installation did not start \(its data is in .*\).*REDIS_URL/);
+
+      const moved = await provisionRedis8({ cacheDir, port, dataDir: mine, movable: true });
+      started.push(moved);
+      expect(moved.startedByUs).toBe(true);
+      expect(moved.port).not.toBe(port);
+      expect(readFileSync(join(mine, "port"), "utf8").trim()).toBe(String(moved.port));
+
+      // A worker with the same data directory finds that one, not the foreign one on the preferred port.
+      const again = await provisionRedis8({ cacheDir, port, dataDir: mine, movable: true });
+      expect(again).toMatchObject({ startedByUs: false, port: moved.port });
+      const conn = await connectResp({ host: "127.0.0.1", port: moved.port, timeoutMs: 2000 });
+      expect(await conn.call(["VCARD", "v"])).toBe(0);
+      conn.close();
+    } finally {
+      for (const r of started) await r.stop();
+      rmSync(mine, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
@@ -28,6 +28,8 @@ const BASE_MYSQL_URL = process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/vit
 export interface TestServerOptions {
   /** Collect the log lines in `logs` instead of writing them to standard output. */
   captureLogs?: boolean;
+  /** Leave ADMIN_API_KEY unset, so the service generates one into DATA_DIR/admin-api-key as `npm start` does. */
+  generatedAdminKey?: boolean;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const databaseUrl = new URL(BASE_MYSQL_URL);
   databaseUrl.pathname = `/vitrine_test_${randomBytes(6).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-test-"));
-  const adminKey = `test-admin-${randomUUID()}`;
+  let adminKey = `test-admin-${randomUUID()}`;
   const keyPrefix = `vitrine-test-${randomBytes(6).toString("hex")}:`;
   const config = loadConfig({
     PORT: "0",
@@ -47,7 +49,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     MYSQL_URL: databaseUrl.toString(),
     ...redisEnv(),
     REDIS_KEY_PREFIX: keyPrefix,
-    ADMIN_API_KEY: adminKey,
+    ...(options.generatedAdminKey ? {} : { ADMIN_API_KEY: adminKey }),
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
     SHUTDOWN_GRACE_MS: "500",
@@ -60,6 +62,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const logs: Record<string, unknown>[] = [];
   const logDestination = options.captureLogs ? { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } : undefined;
   const app = await createApp(config, logDestination ? { logDestination } : {});
+  if (options.generatedAdminKey) adminKey = readFileSync(join(dataDir, "admin-api-key"), "utf8").trim();
   const { restUrl, grpcUrl } = await app.listen();
 
   return {

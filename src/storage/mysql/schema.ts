@@ -102,6 +102,8 @@ export const apiKeys = mysqlTable(
     createdAt: timestamp("created_at").notNull(),
     expiresAt: timestamp("expires_at"),
     revokedAt: timestamp("revoked_at"),
+    /** Null: the service's default limit applies. */
+    rateLimitPerSecond: int("rate_limit_per_second", { unsigned: true }),
   },
   (t) => [index("api_keys_organization").on(t.organizationId)],
 );
