@@ -36,6 +36,6 @@ describe("REDIS_CLUSTER_NODES", () => {
 
 describe("RATE_LIMIT_PER_SECOND", () => {
   it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
-    expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000 });
+    expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000, store: "redis" });
   });
 });

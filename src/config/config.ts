@@ -35,6 +35,8 @@ export interface RateLimitConfig {
   perSecond: number;
   /** Calls a key may make at once after being idle (the bucket's size). */
   burst: number;
+  /** "redis": every API process takes from one bucket per key; "memory": each process counts alone. */
+  store: "redis" | "memory";
 }
 
 export interface RedisConfig {
@@ -140,6 +142,7 @@ const schema = z.object({
   // Generous: most storefronts send all their shoppers' calls with one key. Keys that need a tighter
   // (or no) limit get their own at creation.
   RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
+  RATE_LIMIT_STORE: z.enum(["redis", "memory"]).default("redis"),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(2000),
 });
 
@@ -192,7 +195,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },
-    rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
+    rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST, store: e.RATE_LIMIT_STORE },
   };
 }
 

@@ -11,6 +11,15 @@ export interface TokenBucketOptions {
 
 export type TakeResult = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
+/**
+ * Where the buckets live. In one process's memory (TokenBuckets) each process counts on its own;
+ * a store shared by every API process (Redis: storage/redis/rate-limit-buckets.ts) makes the
+ * limit a key's, whichever process a balancer sends its calls to.
+ */
+export interface RateLimitBuckets {
+  take(key: string, limit: BucketLimit): Promise<TakeResult>;
+}
+
 /** A bucket's own rate and size, when a key has a limit other than the default. */
 export interface BucketLimit {
   ratePerSecond: number;

@@ -29,7 +29,7 @@ import {
 import { openTextEncoder } from "../embeddings/index.js";
 import { SearchService } from "../search/index.js";
 import type { CatalogEvents } from "../catalogs/index.js";
-import { openRedis } from "../storage/redis/index.js";
+import { openRedis, RedisRateLimitBuckets } from "../storage/redis/index.js";
 import type { RedisClient } from "../storage/redis/index.js";
 import { createSearchIndex, startIndexSweeper } from "./search-index.js";
 import type { SearchIndex } from "./search-index.js";
@@ -125,7 +125,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics,
   });
   metrics.productsByStatus(() => countProductsByStatus(mysql.db), logger);
-  const rateLimit = rateLimitInterceptor(config.rateLimit, (door) => metrics.rateLimitedCall(door));
+  const rateLimit = rateLimitInterceptor(
+    config.rateLimit,
+    (door) => metrics.rateLimitedCall(door),
+    config.rateLimit.store === "redis" ? new RedisRateLimitBuckets(redis, config.redis.keyPrefix) : undefined,
+    () => metrics.storeErrorOf("redis", "rpc"),
+  );
   const health = healthService(readiness, SERVICES.map((service) => service.typeName));
   const routes = rpcRoutes(core);
   const reflection = reflectionServices([...SERVICES, Health]);

@@ -81,7 +81,7 @@ describe("vitrine import", () => {
     const listed = (await cli("catalogs", "list", "--org", org)).stdout;
     expect(listed).toMatch(new RegExp(`${catalogId}\\s+PROCESSING\\s+2\\s+csv`));
     const status = JSON.parse((await cli("catalogs", "status", "--org", org, "--catalog", catalogId)).stdout);
-    expect(status).toEqual({ status: "PROCESSING", total: 2, processing: 2, processed: 0, error: 0 });
+    expect(status).toEqual({ status: "PROCESSING", total: 2, processing: 2, processed: 0, error: 0, textImageMap: { trainedOn: 0 } });
   });
 
   it("types CSV cells: numbers and booleans inferred, a header's :type fixes a column", async () => {

@@ -8,6 +8,7 @@ import { Health } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
 import { expectErrorObject } from "../support/rest-client.js";
 import { startTestServer } from "../support/test-server.js";
+import { createApp } from "../../src/server/app.js";
 import type { TestServer } from "../support/test-server.js";
 
 // One call a second, bursts of 3: a key's fourth quick call is refused, and a second later it has
@@ -187,4 +188,29 @@ describe("RATE_LIMIT_PER_SECOND=0", () => {
       await unlimited.close();
     }
   });
+});
+
+describe("several API processes", () => {
+  it("share one bucket per key in Redis, and give the same answers", { timeout: 60_000 }, async () => {
+    // A second service over the same MySQL database and Redis keys, as a second `npm start` behind
+    // a balancer would be: its own interceptors and memory, nothing shared but the stores.
+    const second = await createApp({ ...server.config, port: 0, grpcPort: 0 });
+    try {
+      const { restUrl } = await second.listen();
+      const key = await freshKey();
+      const list = (base: string) => fetch(`${base}/organizations/${org}/catalogs`, { headers: { SERVICE_API_KEY: key } });
+      // Bursts of 3 in all: calls alternate between the two processes.
+      const statuses = [];
+      for (const base of [server.restUrl, restUrl, server.restUrl, restUrl]) statuses.push((await list(base)).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      await sleep(1100);
+      const [a, b] = await Promise.all([list(restUrl), sleep(50).then(() => list(server.restUrl))]);
+      expect([a.status, b.status].sort()).toEqual([200, 429]);
+      await sleep(1100);
+      expect(await (await list(restUrl)).json()).toEqual(await (await sleep(1100).then(() => list(server.restUrl))).json());
+    } finally {
+      await second.close();
+    }
+  });
+
 });

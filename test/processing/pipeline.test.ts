@@ -61,7 +61,7 @@ describe("processing", () => {
     images.route("/cat.png", serveBytes(photos.chelsea!, "image/png"));
     const catalog = await newCatalog();
     const catalogId = catalog.split("/").pop()!;
-    expect((await api.get(`${catalog}/progress`)).body).toEqual({ status: "EMPTY", total: 0, processing: 0, processed: 0, error: 0 });
+    expect((await api.get(`${catalog}/progress`)).body).toEqual({ status: "EMPTY", total: 0, processing: 0, processed: 0, error: 0, textImageMap: { trainedOn: 0 } });
 
     await api.post(`${catalog}/products`, [
       { id: "coffee", imageUrl: images.url("/coffee.png"), descriptor: "A cup of coffee" },
@@ -69,7 +69,7 @@ describe("processing", () => {
     ]);
     expect((await api.get(`/organizations/${org}/catalogs`)).body.find((c: any) => c.id === catalogId).status).toMatch(/PROCESSING|PROCESSED/);
 
-    expect(await settled(catalog, 2)).toEqual({ status: "PROCESSED", total: 2, processing: 0, processed: 2, error: 0 });
+    expect(await settled(catalog, 2)).toEqual({ status: "PROCESSED", total: 2, processing: 0, processed: 2, error: 0, textImageMap: { trainedOn: 0 } });
     const product = (await api.get(`${catalog}/products/coffee`)).body;
     expect(product.status).toBe("PROCESSED");
     expect(product.error).toBeUndefined();
@@ -218,7 +218,7 @@ describe("processing", () => {
         return { id: `t${from + k}`, imageUrl: images.url(`/train/${name}.png`), descriptor: `${words[name]} ${from + k}` };
       });
     const mapRow = async () =>
-      ((await server.app.mysql.pool.query("SELECT trained_on, model_version, LENGTH(map) AS bytes FROM catalog_text_maps WHERE catalog_id = ?", [catalogId]))[0] as any[])[0];
+      ((await server.app.mysql.pool.query("SELECT trained_on, model_version, bytes FROM catalog_text_maps WHERE catalog_id = ?", [catalogId]))[0] as any[])[0];
 
     await api.post(`${catalog}/products`, batch(0, 12));
     await settled(catalog, 12);

@@ -2,3 +2,4 @@ export { forEachPrimary, openRedis } from "./connection.js";
 export type { RedisClient, RedisTarget } from "./connection.js";
 export { RedisVectorIndex } from "./vector-index.js";
 export type { RedisVectorIndexOptions } from "./vector-index.js";
+export { RedisRateLimitBuckets } from "./rate-limit-buckets.js";
