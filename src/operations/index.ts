@@ -9,4 +9,4 @@ export { Readiness } from "./readiness.js";
 export type { ReadinessReport } from "./readiness.js";
 export { installRequestIdHeader, requestIdOf, REQUEST_ID_HEADER } from "./request-id.js";
 export { TokenBuckets } from "./token-bucket.js";
-export { storeOf } from "./store-errors.js";
+export { storeOf, unavailableStore } from "./store-errors.js";

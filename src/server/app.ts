@@ -4,7 +4,8 @@ import type { FastifyInstance } from "fastify";
 import { ApiKeyService } from "../auth/index.js";
 import { CatalogService, ProductService } from "../catalogs/index.js";
 import type { Config } from "../config/index.js";
-import { rpcRouterOptions, rpcRoutes, SERVICES } from "../rpc/index.js";
+import { API_KEY_HEADER, keyCheck, rpcRouterOptions, rpcRoutes, SERVICES } from "../rpc/index.js";
+import type { ErrorPolicy } from "../rpc/index.js";
 import {
   countProductsByStatus,
   Health,
@@ -16,6 +17,7 @@ import {
   registerOperationsRoutes,
   requestIdOf,
   ServiceMetrics,
+  unavailableStore,
 } from "../operations/index.js";
 import type { RpcCore } from "../rpc/index.js";
 import {
@@ -126,6 +128,19 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const rateLimit = rateLimitInterceptor(config.rateLimit, (door) => metrics.rateLimitedCall(door));
   const health = healthService(readiness, SERVICES.map((service) => service.typeName));
   const routes = rpcRoutes(core);
+  const STORE_NAMES = { mysql: "MySQL", redis: "Redis" } as const;
+  const errors: ErrorPolicy = {
+    onInternal: (error) => metrics.storeError(error, "rpc"),
+    unavailableStore: (error) => {
+      const store = unavailableStore(error);
+      return store && STORE_NAMES[store];
+    },
+    onUnavailable: (_name, error) => {
+      const store = unavailableStore(error);
+      if (store) metrics.storeErrorOf(store, "rpc");
+    },
+  };
+  const checkKey = keyCheck(apiKeys, logger, errors);
 
   const { rest, grpc } = await createHttpServers({
     routes: (router) => {
@@ -135,8 +150,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
       outer: [metrics.rpcInterceptor()],
       afterAuth: rateLimit ? [rateLimit] : [],
-      onInternalError: (error) => metrics.storeError(error, "rpc"),
+      errors,
     }),
+    restBeforeBody: (headers) => checkKey(headers.get(API_KEY_HEADER)),
     services: SERVICES,
     logger,
     maxRequestBytes: config.limits.maxRequestBytes,
