@@ -12,7 +12,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { errorObject, restGateway } from "../../gateway/index.js";
 import { createInProcessTransport } from "../rpc/index.js";
 import { answerClientError } from "./client-errors.js";
-import { installRequestLog } from "./request-log.js";
+import { RequestLog } from "./request-log.js";
 
 export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
 
@@ -54,16 +54,14 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
   // oversize message: leave room for two messages at the limit. Fastify hands `http` to
   // http2.createServer, though its types only admit HTTP/1 options there.
   const h2Options: object = { http: { maxSessionMemory: Math.ceil((2 * maxRequestBytes) / 1_048_576) + 10 } };
-  const grpc = fastify({ http2: true, loggerInstance: logger, disableRequestLogging: true, bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
-  installRequestLog(grpc as unknown as FastifyInstance);
+  const grpc = fastify({ http2: true, loggerInstance: logger, logController: new RequestLog(), bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
   options.setupGrpc?.(grpc);
   await grpc.register(fastifyConnectPlugin, connectOptions);
   closeSessionsOnShutdown(grpc, options.shutdownGraceMs);
 
   const rest = fastify({
     loggerInstance: logger,
-    // installRequestLog writes one line per request instead, with the URL cut short.
-    disableRequestLogging: true,
+    logController: new RequestLog(),
     bodyLimit: maxRequestBytes,
     ...genReqId,
     // Product ids go up to 128 characters; longer path segments are refused by validation with
@@ -79,7 +77,6 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
     // And so do requests Node's HTTP parser refuses before Fastify sees them.
     clientErrorHandler: answerClientError,
   });
-  installRequestLog(rest);
   options.setupRest?.(rest);
   await rest.register(fastifyConnectPlugin, connectOptions);
   // The gateway calls the RPC implementations in process, through the same interceptors (errors,

@@ -7,8 +7,12 @@ import { Redis } from "ioredis";
 export async function openRedis(url: string): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
-    // A request fails after a bounded wait instead of queueing forever while Redis is away.
-    maxRetriesPerRequest: 2,
+    // While Redis is away commands fail at once (the RPC answers UNAVAILABLE with retry-after)
+    // instead of queueing until a reconnect or a retry budget runs out, seconds later.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // Reconnect soon after Redis is back: every 100 ms, 200 ms, ... at most 1 s apart.
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     connectTimeout: 5000,
     commandTimeout: 30_000,
   });
