@@ -23,6 +23,8 @@ export interface Config {
   processing: ProcessingConfig;
   /** How long shutdown waits for in-flight work before cutting connections. */
   shutdownGraceMs: number;
+  /** How long start-up keeps retrying MySQL and Redis before it gives up. */
+  startupWaitMs: number;
   /** How long an API key record read from MySQL is trusted (a revocation elsewhere takes effect within it). */
   apiKeyCacheMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -123,6 +125,7 @@ const schema = z.object({
   IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
+  STARTUP_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -176,6 +179,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       imageRuntime: e.IMAGE_RUNTIME,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    startupWaitMs: e.STARTUP_WAIT_MS,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },

@@ -26,12 +26,11 @@ import {
   MysqlProductRepository,
   MysqlSearchLog,
   MysqlSearchSource,
-  openMysql,
 } from "../storage/mysql/index.js";
 import { openTextEncoder } from "../embeddings/index.js";
 import { SearchService } from "../search/index.js";
 import type { CatalogEvents } from "../catalogs/index.js";
-import { openRedis } from "../storage/redis/index.js";
+import { openMysqlAtStart, openRedisAtStart } from "./stores.js";
 import type { Redis } from "ioredis";
 import { createSearchIndex, startIndexSweeper } from "./search-index.js";
 import type { SearchIndex } from "./search-index.js";
@@ -78,8 +77,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const metrics = new ServiceMetrics();
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
   if (!config.redis.url) throw new Error("no Redis configured: set REDIS_URL (the launcher provisions one when it is unset)");
-  const mysql = await openMysql(config.mysqlUrl);
-  const redis = await openRedis(config.redis.url);
+  const mysql = await openMysqlAtStart(config.mysqlUrl, config.startupWaitMs, logger);
+  const redis = await openRedisAtStart(config.redis.url, config.startupWaitMs, logger);
   metrics.watchRedis(redis, logger);
   // Search queries are encoded here; the image model stays in the workers.
   const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });

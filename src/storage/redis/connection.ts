@@ -16,6 +16,10 @@ export async function openRedis(url: string): Promise<Redis> {
     connectTimeout: 5000,
     commandTimeout: 30_000,
   });
+  // Connection errors while starting are the reason for failing, not events to print.
+  let lastError: Error | undefined;
+  const onStartError = (error: Error) => (lastError = error);
+  redis.on("error", onStartError);
   try {
     await redis.connect();
     const vcard = await redis.call("VCARD", "__vitrine_start_probe__").then(
@@ -28,10 +32,14 @@ export async function openRedis(url: string): Promise<Redis> {
     }
   } catch (error) {
     redis.disconnect();
+    redis.off("error", onStartError);
     throw error instanceof Error && /vector sets/.test(error.message)
       ? error
-      : new Error(`cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}. Check REDIS_URL, or unset it to let the service start a Redis 8`);
+      : new Error(`cannot reach Redis at ${redactUrl(url)}: ${(error as Error).message}. Check REDIS_URL, or unset it to let the service start a Redis 8`, {
+          cause: lastError ?? error,
+        });
   }
+  redis.off("error", onStartError);
   return redis;
 }
 
