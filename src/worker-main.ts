@@ -9,6 +9,7 @@ import type { WorkerBatchMessage, WorkerMessage } from "./server/worker-processe
 import { LocalObjectStore } from "./storage/objects/index.js";
 import { openMysqlAtStart, openRedisAtStart } from "./server/stores.js";
 import { StartupError } from "./server/startup-wait.js";
+import { resolveObjectUrlSecret } from "./server/object-url-secret.js";
 import { resolveMysqlUrl } from "./server/mysql-url.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
 
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const objects = new LocalObjectStore(
     join(config.dataDir, "objects"),
     () => config.publicUrl ?? `http://localhost:${config.port}`,
+    resolveObjectUrlSecret(config.dataDir, log),
   );
   // This process exists to work: at least one worker, whatever WORKERS says for the service.
   const workers = Math.max(1, config.processing.workers);

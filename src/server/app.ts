@@ -38,6 +38,7 @@ import type { MysqlConnection } from "../storage/mysql/index.js";
 import { join } from "node:path";
 import { LocalObjectStore } from "../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
+import { resolveObjectUrlSecret } from "./object-url-secret.js";
 import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
 import { registerUiRoute } from "./ui-route.js";
@@ -84,7 +85,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });
 
   let listeningUrl = `http://localhost:${config.port}`;
-  const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
+  // Resolved before the worker processes start, so they read the secret rather than race to make one.
+  const objectUrlSecret = resolveObjectUrlSecret(config.dataDir, logger);
+  const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl, objectUrlSecret);
   const processing = startWorkerProcesses(config, logger, (batch) => metrics.processingBatch(batch));
 
   const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
