@@ -11,6 +11,9 @@ export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
 /** Key records kept in memory at most, so a flood of distinct keys cannot grow it without bound. */
 const CACHE_ENTRIES = 10_000;
 
+/** The latest expiry a key can have: the end of the 32-bit timestamps keys are stored with. */
+export const LATEST_EXPIRY = new Date("2038-01-19T03:14:07Z");
+
 export class ApiKeyService {
   private readonly adminKeyHash: string;
   /** Recently read key records: every call is authenticated, and a database round trip each is most of a search's time. */
@@ -52,7 +55,11 @@ export class ApiKeyService {
       throw invalidArgument(`unknown scope ${JSON.stringify(unknown)}: use any of ${SCOPES.join(", ")}`);
     }
     const now = this.now();
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw invalidArgument("expiresAt is not a valid time");
     if (input.expiresAt && input.expiresAt <= now) throw invalidArgument("expiresAt must be in the future");
+    if (input.expiresAt && input.expiresAt > LATEST_EXPIRY) {
+      throw invalidArgument(`expiresAt must be at most ${LATEST_EXPIRY.toISOString()}; leave it out for a key that does not expire`);
+    }
     const { id, secret, key } = generateKey();
     const record: ApiKeyRecord = {
       id,

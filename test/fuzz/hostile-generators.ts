@@ -2,7 +2,7 @@
 // the next contributor can add a case in one place: a new nasty string goes in NASTY_STRINGS, a
 // new body shape in hostileBody, a new route comes for free from the protos' HTTP annotations.
 import { create, fromJson, ScalarType } from "@bufbuild/protobuf";
-import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescMethod, JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { StructSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import type { Arbitrary } from "fast-check";
@@ -87,7 +87,14 @@ export interface KnownIds {
   organizationId: string;
   otherOrganizationId: string;
   catalogId: string;
+  /** A second catalog, the one Delete calls may name: deleting the first would stop later calls short. */
+  spareCatalogId: string;
   productId: string;
+}
+
+/** The ids a method may use: Delete methods get the spare catalog. */
+function idsFor(methodName: string, known: KnownIds): KnownIds {
+  return methodName.startsWith("Delete") ? { ...known, catalogId: known.spareCatalogId } : known;
 }
 
 /** A path variable: a known id when one fits the variable, else (or often anyway) something hostile. */
@@ -102,6 +109,61 @@ function pathValue(variable: string, known: KnownIds): Arbitrary<string> {
   return fitting.length === 0 ? hostileString : fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: hostileString });
 }
 
+/**
+ * A valid value for input fields by JSON name, so that a request can be valid but for the one or
+ * two fields made hostile, and get past the checks that come first (key, ids, types) to the deeper
+ * ones and to the stores. A new field with a name not listed here is only ever sent hostile.
+ */
+const VALID_FIELDS: Record<string, (known: KnownIds) => unknown> = {
+  organizationId: (k) => k.organizationId,
+  catalogId: (k) => k.catalogId,
+  id: (k) => k.catalogId,
+  productId: (k) => k.productId,
+  productIds: (k) => [k.productId],
+  products: () => [{ id: "fz1", imageUrl: "https://images.example.invalid/a.jpg", descriptor: "a blue shirt", metadata: { colour: "blue" } }],
+  query: () => "red dress",
+  topK: () => 5,
+  visualWeight: () => 0.5,
+  similarityThreshold: () => 0,
+  filters: () => [{ field: "colour", operator: "eq", value: "red" }],
+  includeMetadata: () => true,
+  name: () => "fuzzed",
+  description: () => "d",
+  scopes: () => ["read"],
+  rank: () => "BOOST",
+  pageSize: () => 10,
+};
+
+/** The JSON value of a valid body for a route (the whole object for body "*", the field's value otherwise). */
+function validBody(binding: HttpBinding, known: KnownIds): { object: Record<string, unknown>; field: string | undefined } {
+  const fields = binding.body === "*" ? binding.method.input.fields.filter((f) => !binding.pathFields.has(f.name)) : binding.body ? [binding.body] : [];
+  const object: Record<string, unknown> = {};
+  for (const f of fields) {
+    const valid = VALID_FIELDS[f.jsonName];
+    if (valid) object[f.jsonName] = valid(known);
+  }
+  return { object, field: binding.body === "*" || binding.body === undefined ? undefined : binding.body.jsonName };
+}
+
+/** A valid body with one or two fields (or one product's field) replaced by hostile values. */
+function mutatedBody(binding: HttpBinding, known: KnownIds): Arbitrary<unknown> {
+  const { object, field } = validBody(binding, known);
+  const names = binding.method.input.fields.map((f) => f.jsonName);
+  const productFields = ["id", "imageUrl", "descriptor", "metadata", "catalogId"];
+  const hostileValue = fc.oneof({ weight: 2, arbitrary: hostileString }, { weight: 1, arbitrary: hostileJson });
+  return fc
+    .tuple(fc.subarray(names, { minLength: Math.min(1, names.length), maxLength: Math.min(2, names.length) }), fc.array(hostileValue, { minLength: 2, maxLength: 2 }), fc.constantFrom(...productFields))
+    .map(([chosen, values, productField]) => {
+      const body: Record<string, unknown> = { ...object };
+      chosen.forEach((name, i) => {
+        // Inside the products array: one product's field, so the rest of the batch stays valid.
+        if (name === "products" && Array.isArray(body.products)) body.products = [{ ...(body.products[0] as object), [productField]: values[i] }];
+        else body[name] = values[i];
+      });
+      return field === undefined ? body : body[field];
+    });
+}
+
 /** A request body as bytes on the wire, with the content type it is sent under. */
 export interface WireBody {
   text: string | undefined;
@@ -109,16 +171,17 @@ export interface WireBody {
 }
 
 /**
- * Bodies for a route: an object with the input message's own field names holding hostile values
- * (gets past the JSON parser to field validation), arbitrary JSON, nested JSON, broken JSON, or
- * the wrong content type.
+ * Bodies for a route: a valid body with one or two fields made hostile (gets as deep as it can),
+ * an object of the input message's field names holding hostile values, arbitrary JSON, nested
+ * JSON, broken JSON, or the wrong content type.
  */
-export function hostileBody(binding: HttpBinding): Arbitrary<WireBody> {
+export function hostileBody(binding: HttpBinding, known: KnownIds): Arbitrary<WireBody> {
   const fieldNames = binding.method.input.fields.map((f) => f.jsonName);
   const json = (value: Arbitrary<unknown>) => value.map((v) => ({ text: JSON.stringify(v), contentType: "application/json" as string | undefined }));
   const fieldObject = fc.dictionary(fc.constantFrom(...fieldNames, "unknownField"), hostileJson, { maxKeys: 5 });
   return fc.oneof(
-    { weight: 4, arbitrary: json(fieldObject) },
+    { weight: 8, arbitrary: json(mutatedBody(binding, known)) },
+    { weight: 3, arbitrary: json(fieldObject) },
     { weight: 1, arbitrary: json(fc.array(fieldObject, { maxLength: 3 })) },
     { weight: 2, arbitrary: json(hostileJson) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...fieldNames), deepJsonText).map(([field, deep]) => ({ text: `{"${field}":${deep}}`, contentType: "application/json" })) },
@@ -133,7 +196,11 @@ export function hostileBody(binding: HttpBinding): Arbitrary<WireBody> {
 /** Which key the request carries. */
 export type KeyChoice = "valid" | "admin" | "other-organization" | "read-only" | "missing" | "garbage" | "wrong-secret";
 
-export const keyChoice: Arbitrary<KeyChoice> = fc.constantFrom("valid", "valid", "valid", "admin", "other-organization", "read-only", "missing", "garbage", "wrong-secret");
+// Mostly a key that gets through, so that the rest of the request is tested too.
+export const keyChoice: Arbitrary<KeyChoice> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<KeyChoice>("valid") },
+  { weight: 6, arbitrary: fc.constantFrom<KeyChoice>("admin", "other-organization", "read-only", "missing", "garbage", "wrong-secret") },
+);
 
 export interface HostileRestRequest {
   binding: HttpBinding;
@@ -146,13 +213,14 @@ export interface HostileRestRequest {
 }
 
 /** A REST request to one of `bindings`, hostile in its path, query, body and key. */
-export function hostileRestRequest(bindings: readonly HttpBinding[], known: KnownIds): Arbitrary<HostileRestRequest> {
-  return fc.constantFrom(...bindings).chain((binding) =>
-    fc
+export function hostileRestRequest(bindings: readonly HttpBinding[], allKnown: KnownIds): Arbitrary<HostileRestRequest> {
+  return fc.constantFrom(...bindings).chain((binding) => {
+    const known = idsFor(binding.method.name, allKnown);
+    return fc
       .record({
         values: fc.tuple(...binding.path.variables.map((v) => pathValue(v, known))),
         query: fc.array(fc.tuple(fc.oneof(fc.constantFrom("pageSize", "page_size", "pageToken", "status", "topK"), hostileString), hostileString), { maxLength: 3 }),
-        body: hostileBody(binding),
+        body: hostileBody(binding, known),
         key: keyChoice,
         otherVerb: fc.option(fc.constantFrom("PATCH", "PUT", "DELETE", "GET", "POST"), { freq: 10 }),
       })
@@ -161,8 +229,8 @@ export function hostileRestRequest(bindings: readonly HttpBinding[], known: Know
         const path = binding.path.template.replace(/\{[^}]+\}/g, () => encodeURIComponent(toWellFormed(values[i++] ?? "")).replace(/^\.\.?$/, "%2E"));
         const search = new URLSearchParams(query.map(([k, v]): [string, string] => [toWellFormed(k), toWellFormed(v)])).toString();
         return { binding, method: otherVerb ?? binding.verb, url: search === "" ? path : `${path}?${search}`, body, key };
-      }),
-  );
+      });
+  });
 }
 
 /** Lone surrogates cannot be percent-encoded (encodeURIComponent throws); the HTTP layer sees U+FFFD. */
@@ -192,6 +260,29 @@ export const hostileRawRequest: Arbitrary<Buffer> = fc.oneof(
 export function hostileMessage(desc: DescMessage, depth = 0): Arbitrary<Record<string, unknown>> {
   const entries = desc.fields.map((field) => [field.localName, fc.option(hostileFieldValue(field, depth), { freq: 3 })] as const);
   return fc.record(Object.fromEntries(entries)).map((record) => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null)));
+}
+
+/**
+ * An RPC input message valid but for one or two hostile fields (see VALID_FIELDS), or, a third of
+ * the time, hostile throughout.
+ */
+export function mutatedMessage(method: DescMethod, allKnown: KnownIds): Arbitrary<Record<string, unknown>> {
+  const desc = method.input;
+  const known = idsFor(method.name, allKnown);
+  const valid: Record<string, unknown> = {};
+  for (const field of desc.fields) {
+    const value = VALID_FIELDS[field.jsonName];
+    if (!value) continue;
+    if (field.fieldKind === "scalar" || (field.fieldKind === "list" && field.listKind === "scalar")) valid[field.localName] = value(known);
+    if (field.fieldKind === "enum") valid[field.localName] = field.enum.values.at(-1)?.number ?? 0;
+  }
+  const chosen = fc.subarray(desc.fields, { minLength: Math.min(1, desc.fields.length), maxLength: Math.min(2, desc.fields.length) }).chain((fields) =>
+    fc.tuple(...fields.map((f) => hostileFieldValue(f, 1).map((v) => [f.localName, v] as const))),
+  );
+  return fc.oneof(
+    { weight: 2, arbitrary: chosen.map((pairs) => ({ ...valid, ...Object.fromEntries(pairs) })) },
+    { weight: 1, arbitrary: hostileMessage(desc) },
+  );
 }
 
 function hostileFieldValue(field: DescField, depth: number): Arbitrary<unknown> {

@@ -17,7 +17,7 @@ import { rawRequest } from "../support/raw-http.js";
 import { restClient } from "../support/rest-client.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
-import { hostileMessage, hostileRawRequest, hostileRestRequest, keyChoice } from "./hostile-generators.js";
+import { hostileRawRequest, hostileRestRequest, keyChoice, mutatedMessage } from "./hostile-generators.js";
 import type { KeyChoice, KnownIds } from "./hostile-generators.js";
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
@@ -55,7 +55,8 @@ beforeAll(async () => {
     { id: "p1", imageUrl: "https://images.example.invalid/p1.jpg", descriptor: "a red dress", metadata: { colour: "red", price: 10 } },
   ]);
   expect(created.status).toBe(202);
-  known = { organizationId: org, otherOrganizationId: other, catalogId, productId: "p1" };
+  const spareCatalogId = (await admin.post(`/organizations/${org}/catalogs`, { name: "fuzz spare" })).body.id as string;
+  known = { organizationId: org, otherOrganizationId: other, catalogId, spareCatalogId, productId: "p1" };
   const valid = await server.createKey(org);
   Object.assign(keys, {
     valid,
@@ -123,8 +124,9 @@ describe("hostile input (property-based)", () => {
   });
 
   const unary = SERVICES.flatMap((service) => service.methods.filter((m): m is DescMethodUnary => m.methodKind === "unary"));
-  const rpcRequest = fc.record({ method: fc.constantFrom(...unary), key: keyChoice }).chain(({ method, key }) =>
-    hostileMessage(method.input).map((message) => ({ method, key, message })),
+  // A function: `known` is filled in by beforeAll, after the tests are collected.
+  const rpcRequest = () => fc.record({ method: fc.constantFrom(...unary), key: keyChoice }).chain(({ method, key }) =>
+    mutatedMessage(method, known).map((message) => ({ method, key, message })),
   );
 
   async function callRpc(transport: Transport, request: { method: DescMethodUnary; key: KeyChoice; message: Record<string, unknown> }): Promise<boolean> {
@@ -143,7 +145,7 @@ describe("hostile input (property-based)", () => {
   it("Connect: no INTERNAL, UNKNOWN or UNAVAILABLE; refusals change nothing", { timeout: 300_000 }, async () => {
     const transport = createConnectTransport({ baseUrl: server.restUrl, httpVersion: "1.1" });
     await fc.assert(
-      fc.asyncProperty(rpcRequest, (request) => expectRefusalChangesNothing(() => callRpc(transport, request), () => request.method.name)),
+      fc.asyncProperty(rpcRequest(), (request) => expectRefusalChangesNothing(() => callRpc(transport, request), () => request.method.name)),
       options(RUNS.connect),
     );
   });
@@ -178,7 +180,7 @@ describe("hostile input (property-based)", () => {
   it("gRPC: no INTERNAL, UNKNOWN or UNAVAILABLE; refusals change nothing", { timeout: 300_000 }, async () => {
     const transport = createGrpcTransport({ baseUrl: server.grpcUrl });
     await fc.assert(
-      fc.asyncProperty(rpcRequest, (request) => expectRefusalChangesNothing(() => callRpc(transport, request), () => request.method.name)),
+      fc.asyncProperty(rpcRequest(), (request) => expectRefusalChangesNothing(() => callRpc(transport, request), () => request.method.name)),
       options(RUNS.grpc),
     );
   });

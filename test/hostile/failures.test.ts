@@ -141,3 +141,15 @@ describe("8. request logs", () => {
     for (const line of lines) expect(JSON.stringify(line).length).toBeLessThan(4096);
   });
 });
+
+describe("found by the property suite", () => {
+  it("an API key expiring after what MySQL timestamps hold gets 400, not 500", async () => {
+    const admin = restClient(server.restUrl, server.adminKey);
+    const url = `/organizations/${org}/keys`;
+    for (const expiresAt of ["2100-01-01T00:00:00Z", "9999-12-31T23:59:59Z"]) {
+      const res = await admin.post(url, { name: "far", scopes: ["read"], expiresAt });
+      expectErrorObject(res, 400, "POST", url);
+      expect(res.body.message).toMatch(/expiresAt/);
+    }
+  });
+});
