@@ -106,7 +106,7 @@ function pathValue(variable: string, known: KnownIds): Arbitrary<string> {
     product_id: [known.productId],
   };
   const fitting = good[variable] ?? [];
-  return fitting.length === 0 ? hostileString : fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: hostileString });
+  return fitting.length === 0 ? hostileString : fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: hostileString });
 }
 
 /**
@@ -145,6 +145,13 @@ function validBody(binding: HttpBinding, known: KnownIds): { object: Record<stri
   return { object, field: binding.body === "*" || binding.body === undefined ? undefined : binding.body.jsonName };
 }
 
+/** One or two field names to make hostile; ids (what stores compare against) half the time. */
+function fieldChoice(names: string[]): Arbitrary<string[]> {
+  const ids = names.filter((n) => /[iI]ds?$/.test(n) || n === "products");
+  const any = fc.subarray(names, { minLength: Math.min(1, names.length), maxLength: Math.min(2, names.length) });
+  return ids.length === 0 ? any : fc.oneof(any, fc.constantFrom(...ids).map((n) => [n]));
+}
+
 /** A valid body with one or two fields (or one product's field) replaced by hostile values. */
 function mutatedBody(binding: HttpBinding, known: KnownIds): Arbitrary<unknown> {
   const { object, field } = validBody(binding, known);
@@ -152,7 +159,7 @@ function mutatedBody(binding: HttpBinding, known: KnownIds): Arbitrary<unknown> 
   const productFields = ["id", "imageUrl", "descriptor", "metadata", "catalogId"];
   const hostileValue = fc.oneof({ weight: 2, arbitrary: hostileString }, { weight: 1, arbitrary: hostileJson });
   return fc
-    .tuple(fc.subarray(names, { minLength: Math.min(1, names.length), maxLength: Math.min(2, names.length) }), fc.array(hostileValue, { minLength: 2, maxLength: 2 }), fc.constantFrom(...productFields))
+    .tuple(fieldChoice(names), fc.array(hostileValue, { minLength: 2, maxLength: 2 }), fc.constantFrom(...productFields))
     .map(([chosen, values, productField]) => {
       const body: Record<string, unknown> = { ...object };
       chosen.forEach((name, i) => {
@@ -219,10 +226,15 @@ export function hostileRestRequest(bindings: readonly HttpBinding[], allKnown: K
     return fc
       .record({
         values: fc.tuple(...binding.path.variables.map((v) => pathValue(v, known))),
-        query: fc.array(fc.tuple(fc.oneof(fc.constantFrom("pageSize", "page_size", "pageToken", "status", "topK"), hostileString), hostileString), { maxLength: 3 }),
+        // Mostly none: an unknown query parameter alone is refused before anything else is looked at.
+        query: fc.oneof(
+          { weight: 3, arbitrary: fc.constant<[string, string][]>([]) },
+          { weight: 1, arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom("pageSize", "page_size", "pageToken", "status", "topK"), hostileString), hostileString), { maxLength: 3 }) },
+        ),
         body: hostileBody(binding, known),
         key: keyChoice,
-        otherVerb: fc.option(fc.constantFrom("PATCH", "PUT", "DELETE", "GET", "POST"), { freq: 10 }),
+        // One in ten with another verb (405, or another route's 401/400).
+        otherVerb: fc.oneof({ weight: 9, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom("PATCH", "PUT", "DELETE", "GET", "POST") }),
       })
       .map(({ values, query, body, key, otherVerb }) => {
         let i = 0;

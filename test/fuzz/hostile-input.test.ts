@@ -44,6 +44,8 @@ let server: TestServer;
 let known: KnownIds;
 const keys = {} as Record<KeyChoice, string | undefined>;
 let sent = 0;
+// Answers by REST operation and status class, printed at the end: how deep the generated calls got.
+const depth = new Map<string, Record<string, number>>();
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -71,6 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   console.log(`hostile-input: ${sent} requests sent`);
+  console.log(`REST answers by operation: ${[...depth].map(([op, counts]) => `${op} ${JSON.stringify(counts)}`).join("; ")}`);
   await server?.close();
 });
 
@@ -104,6 +107,10 @@ describe("hostile input (property-based)", () => {
           const hasBody = request.body.text !== undefined && request.method !== "GET";
           const response = await fetch(server.restUrl + request.url, { method: request.method, headers, ...(hasBody ? { body: request.body.text } : {}) });
           const text = await response.text();
+          const counts = depth.get(request.binding.method.name) ?? {};
+          const statusClass = response.status < 400 ? "ok" : String(response.status);
+          counts[statusClass] = (counts[statusClass] ?? 0) + 1;
+          depth.set(request.binding.method.name, counts);
           expect(response.status, `${response.status} ${text.slice(0, 300)} for ${describe()}`).toBeLessThan(500);
           if (response.status < 400) return false;
           const body = JSON.parse(text) as Record<string, unknown>;
