@@ -8,6 +8,7 @@ import { API_KEY_HEADER, keyCheck, rpcRouterOptions, rpcRoutes, SERVICES } from 
 import type { ErrorPolicy } from "../rpc/index.js";
 import {
   countProductsByStatus,
+  doorOf,
   Health,
   healthService,
   installRequestIdHeader,
@@ -41,6 +42,8 @@ import { resolveAdminKey } from "./admin-key.js";
 import { resolveObjectUrlSecret } from "./object-url-secret.js";
 import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
+import { refuseBadKeysFirst } from "./rpc-key-first.js";
+import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 import { registerUiRoute } from "./ui-route.js";
 import { startWorkerProcesses } from "./worker-processes.js";
 import type { WorkerProcesses } from "./worker-processes.js";
@@ -143,6 +146,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     },
   };
   const checkKey = keyCheck(apiKeys, logger, errors);
+  const keyFirst: RpcKeyFirstOptions = {
+    services: SERVICES,
+    checkKey,
+    onRefused: (call) => metrics.rpcRefused(doorOf(call.contentType), call.service, call.method, call.code, call.seconds),
+  };
 
   const { rest, grpc } = await createHttpServers({
     routes: (router) => {
@@ -163,10 +171,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     contextValues: listenerContextValues,
     setupRest(server) {
       installRequestIdHeader(server);
+      refuseBadKeysFirst(server, keyFirst);
       metrics.instrumentHttp(server);
       registerOperationsRoutes(server, readiness, metrics);
     },
-    setupGrpc: (server) => installRequestIdHeader(server),
+    setupGrpc(server) {
+      installRequestIdHeader(server);
+      refuseBadKeysFirst(server, keyFirst);
+    },
   });
   registerObjectsRoute(rest, objects);
   registerUiRoute(rest);

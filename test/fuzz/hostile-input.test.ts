@@ -40,6 +40,8 @@ const CLIENT_CODES = new Set([
 ]);
 const CONNECT_CLIENT_CODES = new Set(["invalid_argument", "unauthenticated", "permission_denied", "not_found", "already_exists", "failed_precondition", "out_of_range", "resource_exhausted", "aborted"]);
 
+const BAD_KEYS = new Set<KeyChoice>(["missing", "garbage", "wrong-secret"]);
+
 let server: TestServer;
 let known: KnownIds;
 const keys = {} as Record<KeyChoice, string | undefined>;
@@ -118,7 +120,7 @@ describe("hostile input (property-based)", () => {
           expect(body.status).toBe(response.status);
           expect(body.method).toBe(request.method);
           expect(typeof body.url).toBe("string");
-          if (request.key === "missing" || request.key === "garbage" || request.key === "wrong-secret") {
+          if (BAD_KEYS.has(request.key)) {
             // The key comes first: whatever else is wrong, a bad key is 401 (404/405 for URLs no
             // route serves; 414/431 when the HTTP parser refuses the request head itself).
             expect([401, 404, 405, 414, 431], describe()).toContain(response.status);
@@ -144,6 +146,7 @@ describe("hostile input (property-based)", () => {
       return false;
     } catch (error) {
       const code = ConnectError.from(error).code;
+      if (BAD_KEYS.has(request.key)) expect(Code[code], `key first: ${request.method.name}`).toBe("Unauthenticated");
       expect(CLIENT_CODES.has(code), `${Code[code]} (${ConnectError.from(error).rawMessage.slice(0, 200)}) for ${request.method.name}`).toBe(true);
       return true;
     }
@@ -177,6 +180,7 @@ describe("hostile input (property-based)", () => {
           if (response.status < 400) return false;
           const code = (JSON.parse(answer) as { code?: string }).code ?? "";
           expect(CONNECT_CLIENT_CODES.has(code), `${code} for ${method.name}`).toBe(true);
+          if (BAD_KEYS.has(keyName)) expect(code, `key first: ${method.name} ${text.slice(0, 100)}`).toBe("unauthenticated");
           return true;
         }, () => `${method.name} ${text.slice(0, 200)}`);
       }),

@@ -122,6 +122,23 @@ describe("4. the key before the body", () => {
   });
 });
 
+describe("4. the key before the message, on Connect and gRPC-Web too", () => {
+  it("answers UNAUTHENTICATED to a bad key whatever the message holds", async () => {
+    const url = `${server.restUrl}/vitrine.v1.SearchService/SearchProducts`;
+    for (const headers of [{}, { service_api_key: "nonsense" }] as Record<string, string>[]) {
+      for (const body of ["{", `{"organizationId":${"[".repeat(5000)}`, `{"catalogId":"leaked-id-123","topK":"x"}`]) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+        expect(res.status).toBe(401);
+        const answer = (await res.json()) as { code: string; message: string };
+        expect(answer.code).toBe("unauthenticated");
+        expect(answer.message).not.toMatch(/leaked-id-123/);
+      }
+    }
+    const grpcWeb = await fetch(url, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: Buffer.from([0, 0, 0, 0, 3, 0xff, 0xff, 0xff]) });
+    expect(grpcWeb.headers.get("grpc-status")).toBe("16");
+  });
+});
+
 describe("8. request logs", () => {
   it("carry method, route pattern, status and time, with the URL cut to 256 characters", async () => {
     // 1,000 characters: longer segments are refused by the router (414) before any route runs.
