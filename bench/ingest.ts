@@ -76,7 +76,7 @@ try {
     new MysqlProcessingQueue(connection.db),
     {
       fetchImage: createImageFetcher({ allowPrivateAddresses: true }),
-      objects: new LocalObjectStore(join(tmpdir(), database), () => "http://localhost"),
+      objects: new LocalObjectStore(join(tmpdir(), database), () => "http://localhost", randomBytes(32)),
       encoders: pipelineEncoders,
     },
     { owner: "bench", batchSize: 16, concurrency: 1, leaseMs: 120_000, maxAttempts: 3, retryBaseMs: 1000, retryCapMs: 10_000, idlePollMs: 100 },

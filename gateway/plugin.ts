@@ -18,6 +18,12 @@ export interface RestGatewayOptions {
   transport: Transport;
   /** Request headers passed on as RPC headers. Default: service_api_key, x-request-id, user-agent. */
   forwardHeaders?: readonly string[];
+  /**
+   * Runs on every gateway route before the body is read, with the headers the RPC would get;
+   * what it throws is answered like an RPC error. The server checks the API key here, so a bad
+   * key is refused whatever the body holds.
+   */
+  beforeBody?: (headers: Headers) => Promise<void>;
   /** Body size limit of the gateway routes in bytes; default: the server's bodyLimit. */
   bodyLimit?: number;
   /**
@@ -52,8 +58,11 @@ export const restGateway: FastifyPluginAsync<RestGatewayOptions> = async (fastif
     scope.setErrorHandler(sendError);
 
     const forward = (options.forwardHeaders ?? DEFAULT_FORWARD_HEADERS).map((h) => h.toLowerCase());
+    const { beforeBody } = options;
+    const onRequest = beforeBody && (async (request: FastifyRequest) => beforeBody(forwardedHeaders(request, forward)));
     for (const binding of bindings) {
       scope.route({
+        ...(onRequest ? { onRequest } : {}),
         method: binding.verb,
         url: binding.path.routePath,
         ...(options.bodyLimit === undefined ? {} : { bodyLimit: options.bodyLimit }),

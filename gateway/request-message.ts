@@ -127,13 +127,22 @@ function withoutPathFields(body: JsonObject, binding: HttpBinding, params: Reque
       const bodyValue = rest[key];
       delete rest[key];
       if (bodyValue === null || bodyValue === undefined || pathValue === undefined) continue;
-      const bodyText = typeof bodyValue === "string" ? bodyValue : JSON.stringify(bodyValue);
-      if (bodyText !== pathValue) {
-        throw new GatewayError(400, `${field.jsonName} in the body (${bodyText}) does not match the path (${pathValue})`);
+      // Path fields are text. Anything else in the body cannot match, and is not serialised to
+      // say so: a value nested thousands deep would overflow the stack.
+      if (typeof bodyValue !== "string") {
+        throw new GatewayError(400, `${field.jsonName} in the body must be a string equal to the path's (${clip(pathValue)})`);
+      }
+      if (bodyValue !== pathValue) {
+        throw new GatewayError(400, `${field.jsonName} in the body (${clip(bodyValue)}) does not match the path (${clip(pathValue)})`);
       }
     }
   }
   return rest;
+}
+
+/** Caller text quoted in a message, cut so an error never grows with the request. */
+function clip(text: string): string {
+  return text.length <= 80 ? text : `${text.slice(0, 80)}...`;
 }
 
 /** Path and query values are text; proto JSON wants real booleans, everything else parses from strings. */

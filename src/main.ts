@@ -7,6 +7,7 @@ import { createApp } from "./server/app.js";
 import { registerDemoPhotos, seedDemo } from "./server/demo.js";
 import { resolveMysqlUrl } from "./server/mysql-url.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
+import { StartupError } from "./server/startup-wait.js";
 
 const USAGE = `usage: npm start [-- --demo]
 
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof StartupError) {
     console.error(error.message);
   } else {
     console.error("vitrine failed to start:", error);

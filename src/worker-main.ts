@@ -6,9 +6,10 @@ import type { BatchReport, MapFitReport } from "./processing/index.js";
 import { startProcessing } from "./server/processing.js";
 import { WORKER_CONFIG_ENV } from "./server/worker-processes.js";
 import type { WorkerBatchMessage, WorkerMapFitMessage, WorkerMessage } from "./server/worker-processes.js";
-import { openMysql } from "./storage/mysql/index.js";
 import { LocalObjectStore } from "./storage/objects/index.js";
-import { openRedis } from "./storage/redis/index.js";
+import { openMysqlAtStart, openRedisAtStart } from "./server/stores.js";
+import { StartupError } from "./server/startup-wait.js";
+import { resolveObjectUrlSecret } from "./server/object-url-secret.js";
 import { resolveMysqlUrl } from "./server/mysql-url.js";
 import { resolveRedisUrl } from "./server/redis-url.js";
 
@@ -22,11 +23,13 @@ async function main(): Promise<void> {
   const config: Config = forwarded ? (JSON.parse(forwarded) as Config) : loadConfig(process.env);
   const log = createLogger({ level: config.logLevel });
   // A forked worker's MYSQL_URL was resolved by its service.
-  const mysql = await openMysql((await resolveMysqlUrl(config, log, Boolean(forwarded) || Boolean(process.env.MYSQL_URL))).url);
-  const redis = await openRedis({ ...config.redis, url: (await resolveRedisUrl(config, log)).url });
+  const mysqlUrl = (await resolveMysqlUrl(config, log, Boolean(forwarded) || Boolean(process.env.MYSQL_URL))).url;
+  const mysql = await openMysqlAtStart(mysqlUrl, config.startupWaitMs, log);
+  const redis = await openRedisAtStart({ ...config.redis, url: (await resolveRedisUrl(config, log)).url }, config.startupWaitMs, log);
   const objects = new LocalObjectStore(
     join(config.dataDir, "objects"),
     () => config.publicUrl ?? `http://localhost:${config.port}`,
+    resolveObjectUrlSecret(config.dataDir, log),
   );
   // This process exists to work: at least one worker, whatever WORKERS says for the service.
   const workers = Math.max(1, config.processing.workers);
@@ -71,6 +74,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof StartupError ? error.message : error);
   process.exit(1);
 });

@@ -12,6 +12,8 @@ export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
 const CACHE_ENTRIES = 10_000;
 
 const MAX_RATE_LIMIT = 1_000_000;
+/** The latest expiry a key can have: the end of the 32-bit timestamps keys are stored with. */
+export const LATEST_EXPIRY = new Date("2038-01-19T03:14:07Z");
 
 export class ApiKeyService {
   private readonly adminKeyHash: string;
@@ -60,10 +62,14 @@ export class ApiKeyService {
       throw invalidArgument(`unknown scope ${JSON.stringify(unknown)}: use any of ${SCOPES.join(", ")}`);
     }
     const now = this.now();
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw invalidArgument("expiresAt is not a valid time");
     if (input.expiresAt && input.expiresAt <= now) throw invalidArgument("expiresAt must be in the future");
     const limit = input.rateLimitPerSecond;
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= MAX_RATE_LIMIT)) {
       throw invalidArgument(`rateLimitPerSecond must be an integer from 0 (no limit) to ${MAX_RATE_LIMIT}, got ${limit}`);
+    }
+    if (input.expiresAt && input.expiresAt > LATEST_EXPIRY) {
+      throw invalidArgument(`expiresAt must be at most ${LATEST_EXPIRY.toISOString()}; leave it out for a key that does not expire`);
     }
     const { id, secret, key } = generateKey();
     const record: ApiKeyRecord = {

@@ -23,6 +23,8 @@ export interface Config {
   processing: ProcessingConfig;
   /** How long shutdown waits for in-flight work before cutting connections. */
   shutdownGraceMs: number;
+  /** How long start-up keeps retrying MySQL and Redis before it gives up. */
+  startupWaitMs: number;
   /** How long an API key record read from MySQL is trusted (a revocation elsewhere takes effect within it). */
   apiKeyCacheMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -134,6 +136,7 @@ const schema = z.object({
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
   TEXT_MAP_MAX_SAMPLES: z.coerce.number().int().min(20).max(100_000).default(10_000),
+  STARTUP_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -192,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       textMapMaxSamples: e.TEXT_MAP_MAX_SAMPLES,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    startupWaitMs: e.STARTUP_WAIT_MS,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     limits: { maxRequestBytes: e.MAX_REQUEST_BYTES, maxBatchSize: e.MAX_BATCH_SIZE },

@@ -16,13 +16,13 @@ export const clientAddressKey = createContextKey<string | undefined>(undefined, 
 /** Context values for a call arriving on a listener (connect-fastify's `contextValues` option). */
 export function listenerContextValues(request: FastifyRequest): ContextValues {
   const values = createContextValues();
-  const contentType = String(request.headers["content-type"] ?? "").toLowerCase();
-  const door: Door = contentType.startsWith("application/grpc-web")
-    ? "grpc-web"
-    : contentType.startsWith("application/grpc")
-      ? "grpc"
-      : "connect";
-  values.set(doorKey, door);
+  values.set(doorKey, doorOf(String(request.headers["content-type"] ?? "")));
   values.set(clientAddressKey, request.ip);
   return values;
+}
+
+/** The door of a call arriving on a listener, from its content type. */
+export function doorOf(contentType: string): Door {
+  const type = contentType.toLowerCase();
+  return type.startsWith("application/grpc-web") ? "grpc-web" : type.startsWith("application/grpc") ? "grpc" : "connect";
 }

@@ -1,4 +1,4 @@
-export { listenerContextValues } from "./call-context.js";
+export { doorOf, listenerContextValues } from "./call-context.js";
 export type { Door } from "./call-context.js";
 export { Health, healthService, registerOperationsRoutes } from "./health.js";
 export { ServiceMetrics, grpcCodeName } from "./metrics.js";
@@ -10,4 +10,4 @@ export type { ReadinessReport } from "./readiness.js";
 export { installRequestIdHeader, requestIdOf, REQUEST_ID_HEADER } from "./request-id.js";
 export { TokenBuckets } from "./token-bucket.js";
 export type { BucketLimit, RateLimitBuckets, TakeResult } from "./token-bucket.js";
-export { storeOf } from "./store-errors.js";
+export { storeOf, unavailableStore } from "./store-errors.js";

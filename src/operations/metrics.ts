@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../logging/index.js";
 import { doorKey } from "./call-context.js";
+import type { Door } from "./call-context.js";
 import { storeOf } from "./store-errors.js";
 import type { Store } from "./store-errors.js";
 
@@ -174,6 +175,13 @@ export class ServiceMetrics {
         this.rpcDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       }
     };
+  }
+
+  /** Counts a call refused before it reached the RPC layer (a bad key checked first). */
+  rpcRefused(door: Door, service: string, method: string, code: Code, seconds: number): void {
+    const labels = { door, service, method, code: grpcCodeName(code) };
+    this.rpcRequests.inc(labels);
+    this.rpcDuration.observe(labels, seconds);
   }
 
   rateLimitedCall(door: string): void {

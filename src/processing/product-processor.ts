@@ -71,7 +71,7 @@ export async function processProduct(job: ClaimedProduct, deps: ProcessorDeps, s
     if (error instanceof UndecodableImageError) return { kind: "failed", reason: error.message, timings };
     throw error;
   }
-  const objectKey = `${job.catalogId}/${imageSha256}.jpg`;
+  const objectKey = deps.objects.keyFor(job.catalogId, imageSha256);
   await timed("store", () => deps.objects.put(objectKey, jpeg, "image/jpeg"));
   const { image, colour } = await timed("embed", () => deps.encoders.encodeImage(jpeg));
   return {

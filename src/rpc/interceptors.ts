@@ -24,21 +24,64 @@ const codeOf: Record<ErrorKind, Code> = {
   internal: Code.Internal,
 };
 
+/** How unexpected errors are told apart and reported; supplied by the operations layer. */
+export interface ErrorPolicy {
+  /** Told of each unexpected error before it becomes "internal error". */
+  onInternal?: (error: unknown) => void;
+  /**
+   * Names the data store ("MySQL", "Redis") when the error says it is unreachable rather than
+   * faulty; such calls fail as UNAVAILABLE with a retry hint instead of INTERNAL.
+   */
+  unavailableStore?: (error: unknown) => string | undefined;
+  /** Told of each call refused because a store was unreachable. */
+  onUnavailable?: (store: string, error: unknown) => void;
+}
+
+/** Seconds a caller is told to wait (`retry-after`) when a store is unreachable. */
+export const STORE_RETRY_AFTER_SECONDS = 1;
+
 /**
  * Outermost interceptor: core errors become their gRPC codes with the core's message; anything
  * unexpected is logged here and leaves as a bare "internal error", so no SQL or stack reaches a caller.
- * `onInternal` sees each unexpected error (the metrics count the store errors among them).
  */
-export function errorInterceptor(log: Logger, onInternal: (error: unknown) => void = () => undefined): Interceptor {
+export function errorInterceptor(log: Logger, policy: ErrorPolicy = {}): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (error) {
-      if (error instanceof AppError) throw new ConnectError(error.message, codeOf[error.kind]);
-      if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) throw error;
-      onInternal(error);
-      log.error({ err: error, rpc: req.method.name, reqId: req.header.get("x-request-id") ?? undefined }, "rpc failed");
-      throw new ConnectError("internal error", Code.Internal);
+      throw toConnectError(error, log, policy, { rpc: req.method.name, reqId: req.header.get("x-request-id") ?? undefined });
+    }
+  };
+}
+
+/** The error a caller sees for anything thrown while serving a call; see {@link errorInterceptor}. */
+export function toConnectError(error: unknown, log: Logger, policy: ErrorPolicy, context: { rpc: string; reqId?: string | undefined }): ConnectError {
+  if (error instanceof AppError) return new ConnectError(error.message, codeOf[error.kind]);
+  if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) return error;
+  const store = policy.unavailableStore?.(error);
+  if (store !== undefined) {
+    // Expected while a store is down: counted, and visible in readiness and its log lines, not
+    // logged once per call.
+    policy.onUnavailable?.(store, error);
+    return new ConnectError(`${store} is unavailable; retry in a moment`, Code.Unavailable, {
+      "retry-after": String(STORE_RETRY_AFTER_SECONDS),
+    });
+  }
+  policy.onInternal?.(error);
+  log.error({ err: error, ...context }, "rpc failed");
+  return new ConnectError("internal error", Code.Internal);
+}
+
+/**
+ * The key check alone, for doors that must refuse a bad key before reading the request (the REST
+ * gateway checks it before parsing the body). Throws the ConnectError a caller should see.
+ */
+export function keyCheck(keys: ApiKeyService, log: Logger, policy: ErrorPolicy): (key: string | null) => Promise<void> {
+  return async (key) => {
+    try {
+      await keys.authenticate(key);
+    } catch (error) {
+      throw toConnectError(error, log, policy, { rpc: "authenticate" });
     }
   };
 }

@@ -14,6 +14,7 @@ import type { SearchService as SearchCore } from "../search/index.js";
 import { apiKeyRpc } from "./api-key-rpc.js";
 import { catalogRpc } from "./catalog-rpc.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
+import type { ErrorPolicy } from "./interceptors.js";
 import { productRpc } from "./product-rpc.js";
 import { requirementsOf } from "./required-scope.js";
 import { ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";
@@ -58,8 +59,8 @@ export interface OperationsInterceptors {
   outer?: Interceptor[];
   /** After authentication: they see the caller (rate limiting). */
   afterAuth?: Interceptor[];
-  /** Told of each unexpected error before it becomes "internal error". */
-  onInternalError?: (error: unknown) => void;
+  /** How unexpected errors are classified and reported (internal, or a store unavailable). */
+  errors?: ErrorPolicy;
 }
 
 const COMPRESS_MIN_BYTES = 64 * 1024;
@@ -74,7 +75,7 @@ export function rpcRouterOptions(
   return {
     interceptors: [
       ...(operations.outer ?? []),
-      errorInterceptor(log, operations.onInternalError),
+      errorInterceptor(log, operations.errors),
       authInterceptor(core.apiKeys, requirementsOf(SERVICES), PUBLIC_SERVICES),
       ...(operations.afterAuth ?? []),
     ],

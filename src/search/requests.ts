@@ -1,6 +1,6 @@
 // Validation of search and recommendation requests: every rule of the interface, each failure a
 // 400 that names the field.
-import { parseUuid } from "../catalogs/index.js";
+import { parseProductId, parseUuid } from "../catalogs/index.js";
 import { invalidArgument } from "../errors/index.js";
 import { parseFilters } from "./filters.js";
 import type { MetadataFilter, RawFilter } from "./filters.js";
@@ -91,11 +91,12 @@ export function parseSearchRequest(r: SearchRequest): ParsedSearch {
 }
 
 export function parseRecommendationRequest(r: RecommendationRequest): ParsedRecommendation {
-  if (r.productId === "") throw invalidArgument("productId is required");
   return {
     organizationId: parseUuid(r.organizationId, "organizationId"),
     catalogId: parseUuid(r.catalogId, "catalogId"),
-    productId: r.productId,
+    // The Create Products rule: an id it could never have accepted must not reach a query (MySQL
+    // refuses to compare the ascii_bin column with other characters).
+    productId: parseProductId(r.productId),
     topK: parseTopK(r.topK ?? SEARCH_LIMITS.defaultRecommendations),
     visualWeight: parseVisualWeight(r.visualWeight ?? 1, "visualWeight"),
     filters: parseFilters(r.filters),

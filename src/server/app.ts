@@ -4,9 +4,11 @@ import type { FastifyInstance } from "fastify";
 import { ApiKeyService } from "../auth/index.js";
 import { CatalogService, ProductService } from "../catalogs/index.js";
 import type { Config } from "../config/index.js";
-import { reflectionServices, rpcRouterOptions, rpcRoutes, ServerReflection, ServerReflectionV1Alpha, SERVICES } from "../rpc/index.js";
+import { API_KEY_HEADER, keyCheck, reflectionServices, rpcRouterOptions, rpcRoutes, ServerReflection, ServerReflectionV1Alpha, SERVICES } from "../rpc/index.js";
+import type { ErrorPolicy } from "../rpc/index.js";
 import {
   countProductsByStatus,
+  doorOf,
   Health,
   healthService,
   installRequestIdHeader,
@@ -16,6 +18,7 @@ import {
   registerOperationsRoutes,
   requestIdOf,
   ServiceMetrics,
+  unavailableStore,
 } from "../operations/index.js";
 import type { RpcCore } from "../rpc/index.js";
 import {
@@ -24,21 +27,24 @@ import {
   MysqlProductRepository,
   MysqlSearchLog,
   MysqlSearchSource,
-  openMysql,
 } from "../storage/mysql/index.js";
 import { openTextEncoder } from "../embeddings/index.js";
 import { SearchService } from "../search/index.js";
 import type { CatalogEvents } from "../catalogs/index.js";
-import { openRedis, RedisRateLimitBuckets } from "../storage/redis/index.js";
+import { RedisRateLimitBuckets } from "../storage/redis/index.js";
 import type { RedisClient } from "../storage/redis/index.js";
+import { openMysqlAtStart, openRedisAtStart } from "./stores.js";
 import { createSearchIndex, startIndexSweeper } from "./search-index.js";
 import type { SearchIndex } from "./search-index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
 import { join } from "node:path";
 import { LocalObjectStore } from "../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
+import { resolveObjectUrlSecret } from "./object-url-secret.js";
 import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
+import { refuseBadKeysFirst } from "./rpc-key-first.js";
+import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 import { registerUiRoute } from "./ui-route.js";
 import { startWorkerProcesses } from "./worker-processes.js";
 import type { WorkerProcesses } from "./worker-processes.js";
@@ -75,14 +81,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   );
   const metrics = new ServiceMetrics();
   const adminKey = resolveAdminKey(config.adminApiKey, config.dataDir, logger);
-  const mysql = await openMysql(config.mysqlUrl);
-  const redis = await openRedis(config.redis);
+  const mysql = await openMysqlAtStart(config.mysqlUrl, config.startupWaitMs, logger);
+  const redis = await openRedisAtStart(config.redis, config.startupWaitMs, logger);
   metrics.watchRedis(redis, logger);
   // Search queries are encoded here; the image model stays in the workers.
   const text = await openTextEncoder({ cacheDir: config.cacheDir, log: (msg) => logger.info({}, msg) });
 
   let listeningUrl = `http://localhost:${config.port}`;
-  const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl);
+  // Resolved before the worker processes start, so they read the secret rather than race to make one.
+  const objectUrlSecret = resolveObjectUrlSecret(config.dataDir, logger);
+  const objects = new LocalObjectStore(join(config.dataDir, "objects"), () => config.publicUrl ?? listeningUrl, objectUrlSecret);
   const processing = startWorkerProcesses(config, logger, {
     batch: (batch) => metrics.processingBatch(batch),
     mapFit: (fit) => metrics.mapFit(fit),
@@ -134,6 +142,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const health = healthService(readiness, SERVICES.map((service) => service.typeName));
   const routes = rpcRoutes(core);
   const reflection = reflectionServices([...SERVICES, Health]);
+  const STORE_NAMES = { mysql: "MySQL", redis: "Redis" } as const;
+  const errors: ErrorPolicy = {
+    onInternal: (error) => metrics.storeError(error, "rpc"),
+    unavailableStore: (error) => {
+      const store = unavailableStore(error);
+      return store && STORE_NAMES[store];
+    },
+    onUnavailable: (_name, error) => {
+      const store = unavailableStore(error);
+      if (store) metrics.storeErrorOf(store, "rpc");
+    },
+  };
+  const checkKey = keyCheck(apiKeys, logger, errors);
+  const keyFirst: RpcKeyFirstOptions = {
+    services: SERVICES,
+    checkKey,
+    onRefused: (call) => metrics.rpcRefused(doorOf(call.contentType), call.service, call.method, call.code, call.seconds),
+  };
 
   const { rest, grpc } = await createHttpServers({
     routes: (router) => {
@@ -145,8 +171,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
       outer: [metrics.rpcInterceptor()],
       afterAuth: [rateLimit],
-      onInternalError: (error) => metrics.storeError(error, "rpc"),
+      errors,
     }),
+    restBeforeBody: (headers) => checkKey(headers.get(API_KEY_HEADER)),
     services: SERVICES,
     logger,
     maxRequestBytes: config.limits.maxRequestBytes,
@@ -155,10 +182,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     contextValues: listenerContextValues,
     setupRest(server) {
       installRequestIdHeader(server);
+      refuseBadKeysFirst(server, keyFirst);
       metrics.instrumentHttp(server);
       registerOperationsRoutes(server, readiness, metrics);
     },
-    setupGrpc: (server) => installRequestIdHeader(server),
+    setupGrpc(server) {
+      installRequestIdHeader(server);
+      refuseBadKeysFirst(server, keyFirst);
+    },
   });
   registerObjectsRoute(rest, objects);
   registerUiRoute(rest);

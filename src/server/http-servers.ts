@@ -11,6 +11,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { IncomingHttpHeaders } from "node:http";
 import { errorObject, restGateway } from "../../gateway/index.js";
 import { createInProcessTransport } from "../rpc/index.js";
+import { answerClientError } from "./client-errors.js";
+import { RequestLog } from "./request-log.js";
 
 export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
 
@@ -26,6 +28,8 @@ export interface HttpServersOptions {
   genReqId?: (request: { headers: IncomingHttpHeaders }) => string;
   /** Context values of each call arriving on a listener (door, client address). */
   contextValues?: (request: FastifyRequest) => ContextValues;
+  /** Checks a REST call's headers (the API key) before its body is read; see restGateway's beforeBody. */
+  restBeforeBody?: (headers: Headers) => Promise<void>;
   /** Called on each listener before anything else is registered on it: hooks and routes of its own. */
   setupRest?: (rest: FastifyInstance) => void;
   setupGrpc?: (grpc: GrpcFastify) => void;
@@ -50,13 +54,14 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
   // oversize message: leave room for two messages at the limit. Fastify hands `http` to
   // http2.createServer, though its types only admit HTTP/1 options there.
   const h2Options: object = { http: { maxSessionMemory: Math.ceil((2 * maxRequestBytes) / 1_048_576) + 10 } };
-  const grpc = fastify({ http2: true, loggerInstance: logger, bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
+  const grpc = fastify({ http2: true, loggerInstance: logger, logController: new RequestLog(), bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
   options.setupGrpc?.(grpc);
   await grpc.register(fastifyConnectPlugin, connectOptions);
   closeSessionsOnShutdown(grpc, options.shutdownGraceMs);
 
   const rest = fastify({
     loggerInstance: logger,
+    logController: new RequestLog(),
     bodyLimit: maxRequestBytes,
     ...genReqId,
     // Product ids go up to 128 characters; longer path segments are refused by validation with
@@ -69,13 +74,20 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
       // Raised before any hook runs, so the request id header is set here.
       void (reply as FastifyReply).code(status).header("x-request-id", request.id).send(errorObject(request, status, error.message));
     },
+    // And so do requests Node's HTTP parser refuses before Fastify sees them.
+    clientErrorHandler: answerClientError,
   });
   options.setupRest?.(rest);
   await rest.register(fastifyConnectPlugin, connectOptions);
   // The gateway calls the RPC implementations in process, through the same interceptors (errors,
   // auth, rate limits, metrics) as a remote caller, so REST cannot behave differently from gRPC.
   const transport = createInProcessTransport(routes, routerOptions.interceptors ?? []);
-  await rest.register(restGateway, { services: options.services, transport, openapi: openApiOptions() });
+  await rest.register(restGateway, {
+    services: options.services,
+    transport,
+    openapi: openApiOptions(),
+    ...(options.restBeforeBody ? { beforeBody: options.restBeforeBody } : {}),
+  });
 
   return { rest, grpc };
 }

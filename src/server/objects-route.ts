@@ -7,7 +7,9 @@ import type { LocalObjectStore } from "../storage/objects/index.js";
 
 /**
  * Serves the stored product images. No API key: browsers load them from <img src>, and a key
- * is the catalog's UUID plus the image's content hash, so an objectUrl is itself the capability.
+ * is the catalog's UUID plus an HMAC of the image's content hash under the service's secret, so
+ * an objectUrl is itself the capability. Files stored under the bare hash (before the HMAC) are
+ * served as before.
  */
 export function registerObjectsRoute(server: FastifyInstance, store: LocalObjectStore): void {
   server.get<{ Params: { catalogId: string; file: string } }>("/objects/:catalogId/:file", async (request, reply) => {

@@ -1,4 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { createHash, createHmac, randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restClient } from "../support/rest-client.js";
@@ -78,8 +80,20 @@ describe("processing", () => {
     const stored = await fetch(product.objectUrl);
     expect(stored.status).toBe(200);
     expect(stored.headers.get("content-type")).toBe("image/jpeg");
-    const meta = await sharp(Buffer.from(await stored.arrayBuffer())).metadata();
+    const storedBytes = Buffer.from(await stored.arrayBuffer());
+    const meta = await sharp(storedBytes).metadata();
     expect(meta.format).toBe("jpeg");
+
+    // Not computable from the catalog id and the public image: named by an HMAC of the image's
+    // hash under the secret kept in DATA_DIR.
+    const sourceSha = createHash("sha256").update(photos.coffee!).digest("hex");
+    const secret = readFileSync(join(server.config.dataDir, "object-url-secret"), "utf8").trim();
+    expect(product.objectUrl).not.toContain(sourceSha);
+    const name = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${catalogId}/${sourceSha}`).digest("hex");
+    expect(product.objectUrl).toBe(`${server.restUrl}/objects/${catalogId}/${name}.jpg`);
+    // Images stored before the HMAC, under the bare hash, are still served at their old URL.
+    writeFileSync(join(server.config.dataDir, "objects", catalogId, `${sourceSha}.jpg`), storedBytes);
+    expect((await fetch(`${server.restUrl}/objects/${catalogId}/${sourceSha}.jpg`)).status).toBe(200);
 
     const [rows] = await server.app.mysql.pool.query(
       "SELECT product_id, model_version, LENGTH(image) AS image_bytes, LENGTH(colour) AS colour_bytes, LENGTH(text) AS text_bytes FROM product_embeddings WHERE catalog_id = ? ORDER BY product_id",

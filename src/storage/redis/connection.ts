@@ -1,4 +1,5 @@
 import { Cluster, Redis } from "ioredis";
+import type { ClusterOptions, RedisOptions } from "ioredis";
 
 /** One Redis server or a Redis Cluster: ioredis gives both the same command interface. */
 export type RedisClient = Redis | Cluster;
@@ -9,12 +10,32 @@ export interface RedisTarget {
   clusterNodes?: { host: string; port: number }[] | undefined;
 }
 
-const CLIENT_OPTIONS = {
-  // A request fails after a bounded wait instead of queueing forever while Redis is away.
-  maxRetriesPerRequest: 2,
+const CLIENT_OPTIONS: RedisOptions = {
+  // While Redis is away commands fail at once (the RPC answers UNAVAILABLE with retry-after)
+  // instead of queueing until a reconnect or a retry budget runs out, seconds later.
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  // Reconnect soon after Redis is back: every 100 ms, 200 ms, ... at most 1 s apart.
+  retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
   connectTimeout: 5000,
   commandTimeout: 30_000,
 };
+
+const CLUSTER_OPTIONS: ClusterOptions = {
+  lazyConnect: true,
+  redisOptions: CLIENT_OPTIONS,
+  enableOfflineQueue: false,
+  // The cluster client's own reconnects (its nodes' connections follow retryStrategy above).
+  clusterRetryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+};
+
+/** Where a target is, for messages: the variable to check and the address (password masked). */
+export function describeRedisTarget(target: RedisTarget): { variable: string; address: string } {
+  const nodes = target.clusterNodes;
+  return nodes
+    ? { variable: "REDIS_CLUSTER_NODES", address: nodes.map((n) => `${n.host}:${n.port}`).join(",") }
+    : { variable: "REDIS_URL", address: redactUrl(target.url ?? "") };
+}
 
 /**
  * Connects and checks the server can hold vector sets (Redis >= 8), so a misconfigured REDIS_URL
@@ -24,12 +45,15 @@ const CLIENT_OPTIONS = {
  */
 export async function openRedis(target: RedisTarget): Promise<RedisClient> {
   const nodes = target.clusterNodes;
-  const where = nodes ? `the Redis Cluster at ${nodes.map((n) => `${n.host}:${n.port}`).join(",")}` : `Redis at ${redactUrl(target.url ?? "")}`;
-  const variable = nodes ? "REDIS_CLUSTER_NODES" : "REDIS_URL";
   if (!nodes && !target.url) throw new Error("no Redis configured: set REDIS_URL or REDIS_CLUSTER_NODES");
-  const redis: RedisClient = nodes
-    ? new Cluster(nodes, { lazyConnect: true, redisOptions: CLIENT_OPTIONS, clusterRetryStrategy: (times) => (times > 3 ? null : 200 * times) })
-    : new Redis(target.url!, { lazyConnect: true, ...CLIENT_OPTIONS });
+  const { variable, address } = describeRedisTarget(target);
+  const where = nodes ? `the Redis Cluster at ${address}` : `Redis at ${address}`;
+  const provisioned = nodes ? "" : ", or unset it to let the service start a Redis 8";
+  const redis: RedisClient = nodes ? new Cluster(nodes, CLUSTER_OPTIONS) : new Redis(target.url!, { lazyConnect: true, ...CLIENT_OPTIONS });
+  // Connection errors while starting are the reason for failing, not events to print.
+  let lastError: Error | undefined;
+  const onStartError = (error: Error) => (lastError = error);
+  redis.on("error", onStartError);
   try {
     await redis.connect();
     const vcard = await redis.call("VCARD", "__vitrine_start_probe__").then(
@@ -40,13 +64,15 @@ export async function openRedis(target: RedisTarget): Promise<RedisClient> {
       const version = /^redis_version:(\S+)/m.exec(await redis.info("server"))?.[1] ?? "unknown";
       throw new Error(`${where} is version ${version} without vector sets: set ${variable} to Redis >= 8${nodes ? "" : ", or unset it to let the service start one"}`);
     }
-    if (vcard && !/WRONGTYPE|no such key/i.test(vcard.message)) throw vcard;
+    if (vcard) throw vcard;
   } catch (error) {
     redis.disconnect();
+    redis.off("error", onStartError);
     throw error instanceof Error && /vector sets/.test(error.message)
       ? error
-      : new Error(`cannot reach ${where}: ${(error as Error).message}. Check ${variable}${nodes ? "" : ", or unset it to let the service start a Redis 8"}`);
+      : new Error(`cannot reach ${where}: ${(error as Error).message}. Check ${variable}${provisioned}`, { cause: lastError ?? error });
   }
+  redis.off("error", onStartError);
   return redis;
 }
 

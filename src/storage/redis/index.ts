@@ -1,4 +1,4 @@
-export { forEachPrimary, openRedis } from "./connection.js";
+export { describeRedisTarget, forEachPrimary, openRedis } from "./connection.js";
 export type { RedisClient, RedisTarget } from "./connection.js";
 export { RedisVectorIndex } from "./vector-index.js";
 export type { RedisVectorIndexOptions } from "./vector-index.js";
