@@ -3,7 +3,10 @@
 //
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
-//                           [--mysql-url mysql://root@127.0.0.1:3306]
+//                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster]
+//
+// --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
+// (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
 //
 // Per N: a fresh MySQL database and service (WORKERS=0), one org key and catalog made over REST, N
 // products created over REST (they stay PROCESSING: no image model runs), then their index entries
@@ -25,7 +28,7 @@ import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
 import type { OpenedTextEncoder } from "../src/embeddings/index.js";
 import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
@@ -40,10 +43,23 @@ import { seededRandom } from "../test/support/random.js";
 
 type Mode = "raw" | "grpc" | "rest";
 
+type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
+
+/** A client of the run's Redis: one server, or the cluster. */
+function redisClientOf(env: RedisEnv): Redis | Cluster {
+  if ("REDIS_URL" in env) return new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  const nodes = env.REDIS_CLUSTER_NODES.split(",").map((hostPort) => {
+    const [host, port] = hostPort.split(":");
+    return { host: host!, port: Number(port) };
+  });
+  return new Cluster(nodes, { lazyConnect: true, redisOptions: { maxRetriesPerRequest: 2 } });
+}
+
 interface Target {
   restUrl: string;
   grpcUrl: string;
-  redisUrl: string;
+  /** REDIS_URL or REDIS_CLUSTER_NODES, as the service reads them. */
+  redisEnv: RedisEnv;
   apiKey: string;
   organizationId: string;
   catalogId: string;
@@ -87,7 +103,7 @@ async function workerMain(): Promise<void> {
   const grpc = createClient(SearchService, transport);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const rest = new URL(target.restUrl);
-  const redisPool: Redis[] = [];
+  const redisPool: (Redis | Cluster)[] = [];
   const grpcHeaders = { service_api_key: target.apiKey };
 
   const restBodies = new Map<string, string>();
@@ -132,9 +148,9 @@ async function workerMain(): Promise<void> {
     });
   }
 
-  async function rawConnections(count: number): Promise<Redis[]> {
+  async function rawConnections(count: number): Promise<(Redis | Cluster)[]> {
     while (redisPool.length < count) {
-      const r = new Redis(target.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+      const r = redisClientOf(target.redisEnv);
       await r.connect();
       redisPool.push(r);
     }
@@ -553,6 +569,7 @@ async function main(): Promise<void> {
       "redis-port": { type: "string", default: "0" },
       "load-concurrency": { type: "string", default: "2" },
       "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306" },
+      cluster: { type: "boolean", default: false },
     },
   });
   const { homedir } = await import("node:os");
@@ -569,29 +586,39 @@ async function main(): Promise<void> {
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
 
   const runStarted = performance.now();
-  const { provisionRedis8 } = await import("../src/provisioning/index.js");
+  const { provisionRedis8, provisionRedis8Cluster } = await import("../src/provisioning/index.js");
+  const { forEachPrimary } = await import("../src/storage/redis/index.js");
   const { openTextEncoder } = await import("../src/embeddings/index.js");
 
-  let redisUrl = process.env.REDIS_URL;
+  let redisEnv: RedisEnv | undefined = process.env.REDIS_URL && !values.cluster ? { REDIS_URL: process.env.REDIS_URL } : undefined;
   let stopRedis: (() => Promise<void>) | undefined;
   let redisDataDir: string | undefined;
-  if (!redisUrl) {
+  if (!redisEnv) {
     redisDataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-redis-"));
-    const port = Number(values["redis-port"]) || (await freePort());
-    const redis = await provisionRedis8({ cacheDir: options.cacheDir, port, dataDir: redisDataDir, log: (line) => console.error(`[redis8] ${line}`) });
-    redisUrl = redis.url;
-    if (redis.startedByUs) stopRedis = () => redis.stop();
+    const log = (line: string) => console.error(`[redis8] ${line}`);
+    if (values.cluster) {
+      const cluster = await provisionRedis8Cluster({ cacheDir: options.cacheDir, ports: [await freePort(), await freePort(), await freePort()], dataDir: redisDataDir, log });
+      redisEnv = { REDIS_CLUSTER_NODES: cluster.nodeList };
+      stopRedis = () => cluster.stop();
+    } else {
+      const port = Number(values["redis-port"]) || (await freePort());
+      const redis = await provisionRedis8({ cacheDir: options.cacheDir, port, dataDir: redisDataDir, log });
+      redisEnv = { REDIS_URL: redis.url };
+      if (redis.startedByUs) stopRedis = () => redis.stop();
+    }
   }
   const text = await openTextEncoder({ cacheDir: options.cacheDir });
   const outcomes: Outcome[] = [];
   try {
-    const info = new Redis(redisUrl);
-    const server = /^redis_version:(\S+)/m.exec(await info.info("server"))?.[1];
-    await info.quit();
+    const info = redisClientOf(redisEnv);
+    await info.connect();
+    const masters = await forEachPrimary(info, async (node) => /^redis_version:(\S+)/m.exec(await node.info("server"))?.[1]);
+    info.disconnect();
+    const where = "REDIS_URL" in redisEnv ? redisEnv.REDIS_URL : `a cluster of ${masters.length} masters (${redisEnv.REDIS_CLUSTER_NODES})`;
     console.log(`search benchmark: sizes ${options.sizes.join(", ")}; ${options.queries} measured requests per case after ${options.warmup} warm-up; ` +
-      `${ALL_QUERIES.length} distinct queries; Redis ${server} at ${redisUrl}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
+      `${ALL_QUERIES.length} distinct queries; Redis ${masters[0]} at ${where}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
       `${availableParallelism()} CPU cores shared by clients, service, Redis and MariaDB`);
-    for (const n of options.sizes) outcomes.push(await runSize(n, options, redisUrl, text));
+    for (const n of options.sizes) outcomes.push(await runSize(n, options, redisEnv, text));
   } finally {
     await text.close();
     if (stopRedis) await stopRedis();
@@ -601,7 +628,7 @@ async function main(): Promise<void> {
   console.log(`\ntotal run time ${((performance.now() - runStarted) / 1000).toFixed(0)} s`);
 }
 
-async function runSize(n: number, options: Options, redisUrl: string, text: OpenedTextEncoder): Promise<Outcome> {
+async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: OpenedTextEncoder): Promise<Outcome> {
   const { loadConfig } = await import("../src/config/index.js");
   const { createApp } = await import("../src/server/app.js");
   const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
@@ -627,7 +654,7 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     GRPC_PORT: "0",
     HOST: "127.0.0.1",
     MYSQL_URL: dbUrl.toString(),
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     REDIS_KEY_PREFIX: keyPrefix,
     ADMIN_API_KEY: adminKey,
     DATA_DIR: dataDir,
@@ -687,7 +714,9 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     const loadRestMs = performance.now() - restStarted;
 
     const expectedVersion = app.searchIndex.sync.versionFor(undefined);
-    const usedMemory = async () => Number(/^used_memory:(\d+)/m.exec(await redis.info("memory"))?.[1]);
+    const { forEachPrimary } = await import("../src/storage/redis/index.js");
+    const usedMemory = async () =>
+      (await forEachPrimary(redis, async (node) => Number(/^used_memory:(\d+)/m.exec(await node.info("memory"))?.[1]))).reduce((a, b) => a + b, 0);
     // Create Products queued every product for the index (a replaced product leaves it); the
     // request's own sync applied those rows as removals already, but any row left would make the
     // sweeper remove the product again (it is not PROCESSED). Under the catalog's sync lock, so no
@@ -803,7 +832,7 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
     };
 
     // 5. Over the wire, from the load-generator thread.
-    load = LoadGenerator.start({ restUrl, grpcUrl, redisUrl, apiKey, organizationId, catalogId, vectorsKey });
+    load = LoadGenerator.start({ restUrl, grpcUrl, redisEnv, apiKey, organizationId, catalogId, vectorsKey });
     const c = options.concurrency;
     const task = (mode: Mode, concurrency: number, taskEf = ef): Task => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries, blobs });
     const redisCpuMs = async () => {

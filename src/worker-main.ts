@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     log.info({ signal }, "worker stopping: finishing the batch in flight");
     processing
       .stop()
-      .then(() => redis.quit())
+      .then(() => redis.quit().catch(() => redis.disconnect()))
       .then(() => mysql.close())
       .then(
         () => process.exit(0),

@@ -12,8 +12,11 @@ export type ApiKeyView = Omit<ApiKeyRecord, "secretHash">;
 const CACHE_ENTRIES = 10_000;
 
 const MAX_RATE_LIMIT = 1_000_000;
-/** The latest expiry a key can have: the end of the 32-bit timestamps keys are stored with. */
-export const LATEST_EXPIRY = new Date("2038-01-19T03:14:07Z");
+/**
+ * The latest expiry a key can have: the end of google.protobuf.Timestamp's range (and of the
+ * DATETIME column keys are stored in). gRPC callers can send seconds far beyond it.
+ */
+export const LATEST_EXPIRY = new Date("9999-12-31T23:59:59.999Z");
 
 export class ApiKeyService {
   private readonly adminKeyHash: string;

@@ -1,5 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiKeyService } from "../../src/gen/vitrine/v1/api_key_service_pb.js";
 import { rawRequest } from "../support/raw-http.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
@@ -160,13 +163,14 @@ describe("8. request logs", () => {
 });
 
 describe("found by the property suite", () => {
-  it("an API key expiring after what MySQL timestamps hold gets 400, not 500", async () => {
-    const admin = restClient(server.restUrl, server.adminKey);
-    const url = `/organizations/${org}/keys`;
-    for (const expiresAt of ["2100-01-01T00:00:00Z", "9999-12-31T23:59:59Z"]) {
-      const res = await admin.post(url, { name: "far", scopes: ["read"], expiresAt });
-      expectErrorObject(res, 400, "POST", url);
-      expect(res.body.message).toMatch(/expiresAt/);
+  it("an API key expiring after year 9999 (gRPC can send it) gets INVALID_ARGUMENT, not INTERNAL", async () => {
+    const keys = createClient(ApiKeyService, createGrpcTransport({ baseUrl: server.grpcUrl }));
+    for (const seconds of [400_000_000_000n, 253_402_300_800n]) {
+      const error = await keys
+        .createApiKey({ organizationId: org, name: "far", scopes: ["read"], expiresAt: { seconds, nanos: 0 } }, { headers: { service_api_key: server.adminKey } })
+        .then(() => undefined, (e: unknown) => ConnectError.from(e));
+      expect(error?.code).toBe(Code.InvalidArgument);
+      expect(error?.rawMessage).toMatch(/expiresAt/);
     }
   });
 });

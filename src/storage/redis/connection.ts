@@ -29,12 +29,12 @@ const CLUSTER_OPTIONS: ClusterOptions = {
   clusterRetryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
 };
 
-/** Where a target is, for messages: the variable to check and the address (password masked). */
+/** Where a target is: the variable that names it and its address (a URL may hold a password: mask it before printing). */
 export function describeRedisTarget(target: RedisTarget): { variable: string; address: string } {
   const nodes = target.clusterNodes;
   return nodes
     ? { variable: "REDIS_CLUSTER_NODES", address: nodes.map((n) => `${n.host}:${n.port}`).join(",") }
-    : { variable: "REDIS_URL", address: redactUrl(target.url ?? "") };
+    : { variable: "REDIS_URL", address: target.url ?? "" };
 }
 
 /**
@@ -47,7 +47,7 @@ export async function openRedis(target: RedisTarget): Promise<RedisClient> {
   const nodes = target.clusterNodes;
   if (!nodes && !target.url) throw new Error("no Redis configured: set REDIS_URL or REDIS_CLUSTER_NODES");
   const { variable, address } = describeRedisTarget(target);
-  const where = nodes ? `the Redis Cluster at ${address}` : `Redis at ${address}`;
+  const where = nodes ? `the Redis Cluster at ${address}` : `Redis at ${redactUrl(address)}`;
   const provisioned = nodes ? "" : ", or unset it to let the service start a Redis 8";
   const redis: RedisClient = nodes ? new Cluster(nodes, CLUSTER_OPTIONS) : new Redis(target.url!, { lazyConnect: true, ...CLIENT_OPTIONS });
   // Connection errors while starting are the reason for failing, not events to print.
