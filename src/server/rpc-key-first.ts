@@ -1,3 +1,4 @@
+import type { ServerHttp2Stream } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
@@ -46,13 +47,30 @@ export function refuseBadKeysFirst<S extends RawServerBase>(
       const retryAfter = refusal.metadata.get("retry-after");
       options.onRefused({ contentType, ...target, code: refusal.code, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
       if (retryAfter !== null) reply.header("retry-after", retryAfter);
+      const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;
+      if (contentType.startsWith("application/grpc") && stream) {
+        // gRPC's trailers-only response: one HEADERS frame that ends the stream. grpc-js reads a
+        // status from headers only in that form (headers, then an empty DATA frame, is "no status").
+        reply.hijack();
+        stream.respond(
+          {
+            ":status": 200,
+            "content-type": contentType.split(";")[0]!,
+            "grpc-status": String(refusal.code),
+            "grpc-message": grpcMessage(refusal.rawMessage),
+            ...(retryAfter !== null ? { "retry-after": retryAfter } : {}),
+          },
+          { endStream: true },
+        );
+        return reply;
+      }
       if (contentType.startsWith("application/grpc")) {
-        // Trailers-only: the status travels in the response headers, with no message.
+        // gRPC-Web over HTTP/1.1: the status travels in the response headers, with no message.
         return reply
           .code(200)
           .header("content-type", contentType.split(";")[0]!)
           .header("grpc-status", String(refusal.code))
-          .header("grpc-message", encodeURIComponent(refusal.rawMessage))
+          .header("grpc-message", grpcMessage(refusal.rawMessage))
           .send();
       }
       return reply
@@ -61,4 +79,9 @@ export function refuseBadKeysFirst<S extends RawServerBase>(
         .send(JSON.stringify({ code: codeToString(refusal.code), message: refusal.rawMessage }));
     }
   });
+}
+
+/** gRPC's percent-encoding of grpc-message: only "%" and bytes outside printable ASCII are escaped. */
+function grpcMessage(message: string): string {
+  return message.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c));
 }
