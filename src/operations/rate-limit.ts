@@ -24,6 +24,7 @@ export function rateLimitInterceptor(
   onStoreError: (error: unknown) => void = () => undefined,
 ): Interceptor {
   const fallback = config.perSecond > 0 ? { ratePerSecond: config.perSecond, burst: config.burst } : undefined;
+  // Every take names its limit, so the buckets' own default never applies.
   const local = new TokenBuckets({ ratePerSecond: fallback?.ratePerSecond ?? 1, burst: fallback?.burst ?? 1 });
   // The shared store decides; while it cannot be reached, this process's own buckets do, so a
   // store outage neither blocks calls nor lifts the limit.
