@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 
@@ -58,7 +58,7 @@ export interface SearchConfig {
 }
 
 export interface ProcessingConfig {
-  /** Workers inside the service process; 0 leaves processing to `npm run worker` processes. */
+  /** Worker processes the service starts (default: one per core); 0 leaves processing to `npm run worker` processes. */
   workers: number;
   batchSize: number;
   concurrency: number;
@@ -112,8 +112,12 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
   CACHE_DIR: z.string().min(1).optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  WORKERS: z.coerce.number().int().min(0).max(64).default(1),
-  PROCESSING_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(16),
+  // One worker process per core: inference and decoding are the CPU work of an import, and the
+  // API process, which needs little CPU per request, stays responsive beside them.
+  WORKERS: z.coerce.number().int().min(0).max(64).default(Math.min(64, availableParallelism())),
+  // The work after each batch (index sync, the map's staleness check, which counts the catalog's
+  // products) is paid once per batch: 64 products is about two seconds of one worker.
+  PROCESSING_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(64),
   PROCESSING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   PROCESSING_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   PROCESSING_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),

@@ -1,5 +1,6 @@
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { getPriority, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Config } from "../config/index.js";
 import type { Logger } from "../logging/index.js";
@@ -34,6 +35,13 @@ function isBatchMessage(message: unknown): message is WorkerBatchMessage {
   return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === "batch";
 }
 
+/**
+ * Workers run at a lower CPU priority than the service (10 nice steps below it): with one worker per core they
+ * would otherwise take turns with the API process for the CPU, and a search arriving during an
+ * import would wait behind image inference. Idle cycles still all go to the workers.
+ */
+export const WORKER_NICENESS = 10;
+
 /** The serialised, already-validated configuration a forked worker runs with. */
 export const WORKER_CONFIG_ENV = "VITRINE_WORKER_CONFIG";
 
@@ -56,6 +64,14 @@ export function startWorkerProcesses(config: Config, log: Logger, onBatch?: (bat
     const { script, execArgv } = workerEntry();
     const child = fork(script, [], { execArgv, env: { ...process.env, [WORKER_CONFIG_ENV]: workerConfig }, stdio: "inherit" });
     children.add(child);
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, Math.min(19, getPriority() + WORKER_NICENESS));
+      } catch (error) {
+        // Not fatal: the workers then only compete with the API on equal terms.
+        log.warn({ err: error }, "could not lower the worker process's CPU priority");
+      }
+    }
     child.on("message", (message: WorkerMessage) => {
       if (message === "ready") {
         readyChildren.add(child);
