@@ -188,7 +188,7 @@ try {
       { pid: service.pid!, label: "API (main.js)" },
       { pid: process.pid, label: "bench itself" },
       ...optional(findProcess(["mariadbd"]) ?? findProcess(["mysqld"]), "MariaDB (shared)"),
-      ...optional(findProcess(["--port", String(redisPort)]), "Redis"),
+      ...optional(findProcess([`--port ${redisPort}`]), "Redis"),
     ],
     service.pid,
   );
