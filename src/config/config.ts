@@ -77,6 +77,12 @@ export interface ProcessingConfig {
    * wasm backend (the reference, several times slower). Forcing one makes a failure to load it fatal.
    */
   imageRuntime: "auto" | "onnxruntime" | "tfjs";
+  /**
+   * How many nice steps below the service its worker processes run, so that requests do not wait
+   * behind image inference; idle cycles still all go to the workers. 0 on a machine shared with
+   * other CPU-bound work, where niced workers would yield to it.
+   */
+  workerNiceness: number;
 }
 
 export interface Limits {
@@ -127,6 +133,7 @@ const schema = z.object({
   IMAGE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
+  WORKER_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -178,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       imageFetchTimeoutMs: e.IMAGE_FETCH_TIMEOUT_MS,
       imageMaxBytes: e.IMAGE_MAX_BYTES,
       imageRuntime: e.IMAGE_RUNTIME,
+      workerNiceness: e.WORKER_NICENESS,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     apiKeyCacheMs: e.API_KEY_CACHE_MS,

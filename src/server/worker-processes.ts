@@ -35,13 +35,6 @@ function isBatchMessage(message: unknown): message is WorkerBatchMessage {
   return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === "batch";
 }
 
-/**
- * Workers run at a lower CPU priority than the service (10 nice steps below it): with one worker per core they
- * would otherwise take turns with the API process for the CPU, and a search arriving during an
- * import would wait behind image inference. Idle cycles still all go to the workers.
- */
-export const WORKER_NICENESS = 10;
-
 /** The serialised, already-validated configuration a forked worker runs with. */
 export const WORKER_CONFIG_ENV = "VITRINE_WORKER_CONFIG";
 
@@ -66,7 +59,9 @@ export function startWorkerProcesses(config: Config, log: Logger, onBatch?: (bat
     children.add(child);
     if (child.pid !== undefined) {
       try {
-        setPriority(child.pid, Math.min(19, getPriority() + WORKER_NICENESS));
+        // Below the service (config.processing.workerNiceness): a search arriving during an import
+        // should not wait behind image inference.
+        if (config.processing.workerNiceness > 0) setPriority(child.pid, Math.min(19, getPriority() + config.processing.workerNiceness));
       } catch (error) {
         // Not fatal: the workers then only compete with the API on equal terms.
         log.warn({ err: error }, "could not lower the worker process's CPU priority");
