@@ -1,5 +1,6 @@
 import sharp from "sharp";
-import { readJpegStructure } from "./jpeg-structure.js";
+import { readJpegStructure, withoutSegments } from "./jpeg-structure.js";
+import type { JpegSegment, JpegStructure } from "./jpeg-structure.js";
 
 /** Largest side of a re-encoded stored copy: plenty for a product grid and a detail view. */
 const MAX_SIDE = 1024;
@@ -13,9 +14,9 @@ const KEEP_MAX_SIDE = 2048;
 const KEEP_MAX_BYTES = 2 * 1024 * 1024;
 /**
  * Segments a kept file may carry: JFIF's header, a colour profile and Adobe's colour-transform
- * flag, which only say how to show the pixels. Anything else (EXIF with its GPS position, camera
- * serial and orientation, XMP, IPTC, Photoshop data, comments, embedded previews) makes the
- * service re-encode, which drops it.
+ * flag, which only say how to show the pixels. Every other APP segment and comment (EXIF with its
+ * GPS position, camera serial and orientation, XMP, IPTC, Photoshop data, embedded previews) is
+ * metadata: removed, or the photo re-encoded.
  */
 const HARMLESS_SEGMENTS = new Set(["APP0:JFIF", "APP2:ICC_PROFILE", "APP14:Adobe"]);
 /** Huffman-coded baseline, extended and progressive: what every browser shows. */
@@ -25,34 +26,56 @@ export class UndecodableImageError extends Error {}
 
 export interface StoredCopy {
   bytes: Buffer;
-  /** The fetched file itself, unchanged (no decode, no re-encode). */
-  asFetched: boolean;
+  /**
+   * "as fetched": the file itself; "metadata removed": the same image data without its metadata
+   * segments (no decode either); "re-encoded": decoded and normalised (normaliseImage).
+   */
+  kind: "as fetched" | "metadata removed" | "re-encoded";
 }
 
 /**
- * The copy the service stores and serves for a fetched image. A plain JPEG of sensible size, with
- * no metadata and no orientation to apply, is kept byte for byte: decoding and re-encoding a
+ * The copy the service stores and serves for a fetched image. A plain, upright JPEG of sensible
+ * size is kept as it is, its metadata segments removed byte-wise: decoding and re-encoding a
  * full-size photo cost about 12 ms of CPU, as much as the whole embedding, and only lost quality.
- * Everything else is normalised (normaliseImage).
+ * Everything else (other formats, larger photos, an EXIF orientation to apply) is normalised.
  */
 export async function storedCopy(bytes: Buffer): Promise<StoredCopy> {
-  if (canKeepAsFetched(bytes)) return { bytes, asFetched: true };
-  return { bytes: await normaliseImage(bytes), asFetched: false };
+  const jpeg = plainJpeg(bytes);
+  if (jpeg) {
+    const metadata = jpeg.segments.filter(isMetadata);
+    if (metadata.length === 0) return { bytes, kind: "as fetched" };
+    // Only metadata says which way up a photo is (EXIF orientation): kept only when upright.
+    if (await isUpright(bytes)) return { bytes: withoutSegments(bytes, jpeg, isMetadata), kind: "metadata removed" };
+  }
+  return { bytes: await normaliseImage(bytes), kind: "re-encoded" };
 }
 
-export function canKeepAsFetched(bytes: Buffer): boolean {
-  if (bytes.length > KEEP_MAX_BYTES) return false;
+/** The file's structure when it is a JPEG that browsers show as it is, within the size kept. */
+export function plainJpeg(bytes: Buffer): JpegStructure | undefined {
+  if (bytes.length > KEEP_MAX_BYTES) return undefined;
   const jpeg = readJpegStructure(bytes);
-  return (
+  const plain =
     jpeg !== undefined &&
     jpeg.complete &&
     PLAIN_FRAMES.has(jpeg.frame) &&
     (jpeg.components === 1 || jpeg.components === 3) &&
-    Math.max(jpeg.width, jpeg.height) <= KEEP_MAX_SIDE &&
     jpeg.width > 0 &&
     jpeg.height > 0 &&
-    jpeg.segments.every((s) => HARMLESS_SEGMENTS.has(`${s.marker}:${s.identifier}`))
-  );
+    Math.max(jpeg.width, jpeg.height) <= KEEP_MAX_SIDE;
+  return plain ? jpeg : undefined;
+}
+
+function isMetadata(segment: JpegSegment): boolean {
+  return segment.kind !== "other" && !HARMLESS_SEGMENTS.has(`${segment.kind}:${segment.identifier}`);
+}
+
+async function isUpright(bytes: Buffer): Promise<boolean> {
+  try {
+    const { orientation } = await sharp(bytes).metadata();
+    return orientation === undefined || orientation === 1;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ export { gaveUpReason } from "./processing-queue.js";
 export type { ClaimedProduct, Embeddings, ProcessedResult, ProcessingQueue } from "./processing-queue.js";
 export type { ObjectStore } from "./object-store.js";
 export type { ProductEncoders } from "./product-encoders.js";
-export { canKeepAsFetched, normaliseImage, storedCopy, undecodable, UndecodableImageError } from "./image-normaliser.js";
+export { normaliseImage, plainJpeg, storedCopy, undecodable, UndecodableImageError } from "./image-normaliser.js";
 export type { StoredCopy } from "./image-normaliser.js";
 export { refreshTextImageMaps, MIN_TRAINING_SAMPLES, REFIT_GROWTH } from "./text-image-maps.js";
 export type { TextImageMapStore } from "./text-image-maps.js";
