@@ -187,7 +187,7 @@ try {
     [
       { pid: service.pid!, label: "API (main.js)" },
       { pid: process.pid, label: "bench itself" },
-      ...optional(findProcess(["mariadbd"]) ?? findProcess(["mysqld"]), "MariaDB (shared)"),
+      ...optional((await serverPid(server)) ?? findProcess(["mariadbd"]) ?? findProcess(["mysqld"]), "MariaDB (shared)"),
       ...optional(findProcess([`--port ${redisPort}`]), "Redis"),
     ],
     service.pid,
@@ -429,6 +429,17 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** The MySQL server's own process (this machine may run several), from its pid file when readable. */
+async function serverPid(pool: mysql.Pool): Promise<number | undefined> {
+  try {
+    const [rows] = await pool.query("SELECT @@pid_file AS file");
+    const pid = Number(readFileSync((rows as { file: string }[])[0]!.file, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function usedMemory(redis: Redis): Promise<number> {
