@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.js";
 
@@ -37,5 +38,20 @@ describe("REDIS_CLUSTER_NODES", () => {
 describe("RATE_LIMIT_PER_SECOND", () => {
   it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
     expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000, store: "redis" });
+  });
+});
+
+describe("processing workers", () => {
+  it("defaults to one worker process per core, 10 nice steps below the service, batches of 64", () => {
+    const { processing } = loadConfig({});
+    expect(processing.workers).toBe(availableParallelism());
+    expect(processing.workerNiceness).toBe(10);
+    expect(processing.batchSize).toBe(64);
+    expect(loadConfig({ WORKERS: "0", WORKER_NICENESS: "0" }).processing).toMatchObject({ workers: 0, workerNiceness: 0 });
+  });
+
+  it("rejects a niceness outside 0-19, naming the variable", () => {
+    expect(() => loadConfig({ WORKER_NICENESS: "20" })).toThrow(/WORKER_NICENESS/);
+    expect(() => loadConfig({ WORKER_NICENESS: "-1" })).toThrow(ConfigError);
   });
 });

@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 
@@ -64,7 +64,7 @@ export interface SearchConfig {
 }
 
 export interface ProcessingConfig {
-  /** Workers inside the service process; 0 leaves processing to `npm run worker` processes. */
+  /** Worker processes the service starts (default: one per core); 0 leaves processing to `npm run worker` processes. */
   workers: number;
   batchSize: number;
   concurrency: number;
@@ -85,6 +85,12 @@ export interface ProcessingConfig {
   imageRuntime: "auto" | "onnxruntime" | "tfjs";
   /** Most described products one text-image map fit reads (a repeatable sample past that). */
   textMapMaxSamples: number;
+  /**
+   * How many nice steps below the service its worker processes run, so that requests do not wait
+   * behind image inference; idle cycles still all go to the workers. 0 on a machine shared with
+   * other CPU-bound work, where niced workers would yield to it.
+   */
+  workerNiceness: number;
 }
 
 export interface Limits {
@@ -124,8 +130,12 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
   CACHE_DIR: z.string().min(1).optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  WORKERS: z.coerce.number().int().min(0).max(64).default(1),
-  PROCESSING_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(16),
+  // One worker process per core: inference and decoding are the CPU work of an import, and the
+  // API process, which needs little CPU per request, stays responsive beside them.
+  WORKERS: z.coerce.number().int().min(0).max(64).default(Math.min(64, availableParallelism())),
+  // The work after each batch (index sync, the map's staleness check, which counts the catalog's
+  // products) is paid once per batch: 64 products is about two seconds of one worker.
+  PROCESSING_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(64),
   PROCESSING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   PROCESSING_LEASE_MS: z.coerce.number().int().min(1000).default(120_000),
   PROCESSING_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
@@ -137,6 +147,7 @@ const schema = z.object({
   IMAGE_RUNTIME: z.enum(["auto", "onnxruntime", "tfjs"]).default("auto"),
   TEXT_MAP_MAX_SAMPLES: z.coerce.number().int().min(20).max(100_000).default(10_000),
   STARTUP_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  WORKER_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(300_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -193,6 +204,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       imageMaxBytes: e.IMAGE_MAX_BYTES,
       imageRuntime: e.IMAGE_RUNTIME,
       textMapMaxSamples: e.TEXT_MAP_MAX_SAMPLES,
+      workerNiceness: e.WORKER_NICENESS,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     startupWaitMs: e.STARTUP_WAIT_MS,

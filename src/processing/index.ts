@@ -1,12 +1,13 @@
 export { ProcessingWorker } from "./worker.js";
 export type { AfterBatch, BatchReport, OnBatch, WorkerOptions } from "./worker.js";
-export { processProduct } from "./product-processor.js";
+export { ENCODER_INPUT_VERSION, processProduct } from "./product-processor.js";
 export type { Outcome, PhaseTimings, ProcessorDeps } from "./product-processor.js";
 export { gaveUpReason } from "./processing-queue.js";
 export type { ClaimedProduct, Embeddings, ProcessedResult, ProcessingQueue } from "./processing-queue.js";
 export type { ObjectStore } from "./object-store.js";
 export type { ProductEncoders } from "./product-encoders.js";
-export { normaliseImage } from "./image-normaliser.js";
+export { normaliseImage, plainJpeg, storedCopy, undecodable, UndecodableImageError } from "./image-normaliser.js";
+export type { StoredCopy } from "./image-normaliser.js";
 export { TextImageMapRefresher, failureReason, MIN_TRAINING_SAMPLES, REFIT_GROWTH, SAMPLED_REFIT_GROWTH } from "./text-image-maps.js";
 export type { MapFitReport, StoredMapState, TextImageMapRefreshOptions, TextImageMapStore } from "./text-image-maps.js";
 export { afterBatchWork } from "./after-batch.js";

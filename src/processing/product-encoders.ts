@@ -5,6 +5,7 @@
 export interface ProductEncoders {
   /** Changes whenever any vector would change; stored with every embedding. */
   readonly version: string;
-  encodeImage(jpeg: Buffer): Promise<{ image: Float32Array; colour: Float32Array }>;
+  /** Any image as fetched; rejects with UndecodableImageError when it cannot be decoded. */
+  encodeImage(image: Buffer): Promise<{ image: Float32Array; colour: Float32Array }>;
   encodeText(text: string): Float32Array;
 }

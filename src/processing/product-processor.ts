@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ImageFetchError } from "./fetch/index.js";
 import type { FetchedImage } from "./fetch/index.js";
-import { normaliseImage, UndecodableImageError } from "./image-normaliser.js";
+import { storedCopy, UndecodableImageError } from "./image-normaliser.js";
 import type { ObjectStore } from "./object-store.js";
 import type { ProductEncoders } from "./product-encoders.js";
 import type { ClaimedProduct, ProcessedResult } from "./processing-queue.js";
@@ -11,6 +11,13 @@ export interface ProcessorDeps {
   objects: ObjectStore;
   encoders: ProductEncoders;
 }
+
+/**
+ * Part of the embeddings' version: what the encoders are given. "as-fetched": the downloaded file
+ * (before: the re-encoded stored copy, whose pixels differ slightly), so vectors of older products
+ * are recomputed once.
+ */
+export const ENCODER_INPUT_VERSION = "input-as-fetched";
 
 /** Milliseconds spent per phase, for the ingest benchmark and the logs. */
 export interface PhaseTimings {
@@ -64,16 +71,20 @@ export async function processProduct(job: ClaimedProduct, deps: ProcessorDeps, s
   // A new URL serving the very same bytes: keep the stored copy and vectors.
   if (previous && previous.imageSha256 === imageSha256) return keepImage(job.imageUrl);
 
-  let jpeg: Buffer;
+  const objectKey = deps.objects.keyFor(job.catalogId, imageSha256);
+  let embedded: { image: Float32Array; colour: Float32Array };
   try {
-    jpeg = await timed("decode", () => normaliseImage(fetched.bytes));
+    // The encoders read the photo as fetched, not the stored copy: a full-size JPEG is then decoded
+    // once, straight at the model's small input size (libvips shrinks while decoding), and the
+    // vectors do not depend on how the copy was stored.
+    const copy = await timed("decode", () => storedCopy(fetched.bytes));
+    await timed("store", () => deps.objects.put(objectKey, copy.bytes, "image/jpeg"));
+    embedded = await timed("embed", () => deps.encoders.encodeImage(fetched.bytes));
   } catch (error) {
     if (error instanceof UndecodableImageError) return { kind: "failed", reason: error.message, timings };
     throw error;
   }
-  const objectKey = deps.objects.keyFor(job.catalogId, imageSha256);
-  await timed("store", () => deps.objects.put(objectKey, jpeg, "image/jpeg"));
-  const { image, colour } = await timed("embed", () => deps.encoders.encodeImage(jpeg));
+  const { image, colour } = embedded;
   return {
     kind: "processed",
     result: { objectKey, fetchedImageUrl: job.imageUrl, imageSha256, embeddings: { modelVersion: version, image, colour, text } },

@@ -1,10 +1,10 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config/index.js";
-import { COLOUR_PROFILE_VERSION, loadEncoders } from "../embeddings/index.js";
+import { COLOUR_PROFILE_VERSION, ImageDecodeError, loadEncoders } from "../embeddings/index.js";
 import type { Encoders } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
-import { afterBatchWork, ProcessingWorker, TextImageMapRefresher } from "../processing/index.js";
+import { afterBatchWork, ENCODER_INPUT_VERSION, ProcessingWorker, TextImageMapRefresher, undecodable } from "../processing/index.js";
 import type { AfterBatch, IndexSyncer, MapFitReport, ObjectStore, OnBatch, ProductEncoders } from "../processing/index.js";
 import { createImageFetcher } from "../processing/fetch/index.js";
 import type { MysqlConnection } from "../storage/mysql/index.js";
@@ -24,9 +24,13 @@ export interface Processing {
 /** The embeddings module behind the pipeline's own interface. */
 export function productEncoders(encoders: Encoders): ProductEncoders {
   return {
-    version: `${encoders.version}+${COLOUR_PROFILE_VERSION}`,
+    version: `${encoders.version}+${COLOUR_PROFILE_VERSION}+${ENCODER_INPUT_VERSION}`,
     // One decode for both: the colour profile reads the model's own input pixels.
-    encodeImage: (jpeg) => encoders.image.encodeWithColour(jpeg),
+    encodeImage: (image) =>
+      encoders.image.encodeWithColour(image).catch((error: unknown) => {
+        // The product's fault, not a fault of processing: no retry.
+        throw error instanceof ImageDecodeError ? undecodable(error.cause ?? error) : error;
+      }),
     encodeText: (text) => encoders.text.encode(text),
   };
 }

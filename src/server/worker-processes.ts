@@ -1,5 +1,6 @@
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { getPriority, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Config } from "../config/index.js";
 import type { Logger } from "../logging/index.js";
@@ -68,6 +69,16 @@ export function startWorkerProcesses(config: Config, log: Logger, reports: Worke
     const { script, execArgv } = workerEntry();
     const child = fork(script, [], { execArgv, env: { ...process.env, [WORKER_CONFIG_ENV]: workerConfig }, stdio: "inherit" });
     children.add(child);
+    if (child.pid !== undefined) {
+      try {
+        // Below the service (config.processing.workerNiceness): a search arriving during an import
+        // should not wait behind image inference.
+        if (config.processing.workerNiceness > 0) setPriority(child.pid, Math.min(19, getPriority() + config.processing.workerNiceness));
+      } catch (error) {
+        // Not fatal: the workers then only compete with the API on equal terms.
+        log.warn({ err: error }, "could not lower the worker process's CPU priority");
+      }
+    }
     child.on("message", (message: WorkerMessage) => {
       if (message === "ready") {
         readyChildren.add(child);

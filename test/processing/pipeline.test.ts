@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,6 +34,8 @@ beforeAll(async () => {
     PROCESSING_RETRY_BASE_MS: "50",
     PROCESSING_MAX_ATTEMPTS: "3",
     PROCESSING_IDLE_POLL_MS: "100",
+    // Mild, so that this suite's workers still get the CPU while other test files run.
+    WORKER_NICENESS: "2",
   });
   await server.app.processing.ready;
   api = restClient(server.restUrl, await server.createKey(org));
@@ -193,6 +196,45 @@ describe("processing", () => {
     const last = (await api.get(`${catalog}/products/p`)).body;
     expect(last).toMatchObject({ status: "PROCESSED", objectUrl: first.objectUrl, createAt: first.createAt });
     expect(Buffer.compare((await embeddingOf()).image, before.image)).toBe(0);
+  });
+
+  it("stores a plain full-size JPEG as fetched, a sideways phone photo upright and without its EXIF; both embed alike", async () => {
+    const plain = await sharp(photos.coffee!).resize(900, 1200, { fit: "cover" }).jpeg({ quality: 90 }).toBuffer();
+    // The same photo as a phone stores it: pixels sideways, orientation 6, camera and GPS in EXIF.
+    const sideways = await sharp(plain)
+      .rotate(-90)
+      .withExif({ IFD0: { Make: "PhoneCo", Model: "Pocket 12" }, IFD3: { GPSLatitudeRef: "N", GPSLatitude: "51/1 30/1 0/1" } })
+      .withMetadata({ orientation: 6 })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    images.route("/plain.jpg", serveBytes(plain, "image/jpeg"));
+    images.route("/sideways.jpg", serveBytes(sideways, "image/jpeg"));
+    const catalog = await newCatalog();
+    const catalogId = catalog.split("/").pop()!;
+    await api.post(`${catalog}/products`, [
+      { id: "plain", imageUrl: images.url("/plain.jpg"), descriptor: "coffee" },
+      { id: "sideways", imageUrl: images.url("/sideways.jpg"), descriptor: "coffee" },
+    ]);
+    expect(await settled(catalog, 2)).toMatchObject({ processed: 2 });
+    const stored = async (id: string) => Buffer.from(await (await fetch((await api.get(`${catalog}/products/${id}`)).body.objectUrl)).arrayBuffer());
+
+    const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+    expect(sha(await stored("plain"))).toBe(sha(plain));
+    const upright = await stored("sideways");
+    const meta = await sharp(upright).metadata();
+    expect([meta.format, meta.width, meta.height, meta.orientation, meta.exif]).toEqual(["jpeg", 768, 1024, undefined, undefined]);
+    expect(upright.toString("latin1")).not.toContain("PhoneCo");
+
+    // The encoders read the fetched file and apply its orientation: one product, one vector.
+    const [rows] = await server.app.mysql.pool.query("SELECT product_id, image FROM product_embeddings WHERE catalog_id = ? ORDER BY product_id", [catalogId]);
+    const [a, b] = (rows as { image: Buffer }[]).map((r) => Float32Array.from({ length: r.image.length / 4 }, (_, i) => r.image.readFloatLE(4 * i)));
+    expect(cosine(a!, b!)).toBeGreaterThan(0.97);
+  });
+
+  it("runs its worker processes WORKER_NICENESS nice steps below the API process", () => {
+    const pids = server.app.processing.pids();
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) expect(getPriority(pid)).toBe(Math.min(19, getPriority() + 2));
   });
 
   it("deletes a product's embeddings with the product", async () => {

@@ -55,6 +55,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SHUTDOWN_GRACE_MS: "500",
     // API tests see products stay PROCESSING; processing tests ask for workers.
     WORKERS: "0",
+    // Test files run in parallel and are CPU-bound: workers niced below them would starve.
+    WORKER_NICENESS: "0",
     // Suites fire calls as fast as they can; the rate-limit tests set their own limits.
     RATE_LIMIT_PER_SECOND: "0",
     ...env,

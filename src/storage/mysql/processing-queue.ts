@@ -57,17 +57,13 @@ export class MysqlProcessingQueue implements ProcessingQueue {
 
       const claimed: ClaimedProduct[] = [];
       for (const row of rows) {
-        const key = and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId));
         if (row.attempts >= maxAttempts) {
           // Every earlier claim ended without a verdict: its worker died. Stop handing it out.
           const reason = gaveUpReason(row.attempts, row.errorReason);
+          const key = and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId));
           await tx.update(products).set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, updatedAt: now }).where(key);
           continue;
         }
-        await tx
-          .update(products)
-          .set({ leaseOwner: owner, leaseExpiresAt: sql`${now} + INTERVAL ${leaseMs * 1000} MICROSECOND`, attempts: sql`${products.attempts} + 1` })
-          .where(key);
         const previous =
           row.fetchedImageUrl && row.imageSha256 && row.objectKey && row.modelVersion
             ? { fetchedImageUrl: row.fetchedImageUrl, imageSha256: row.imageSha256, objectKey: row.objectKey, modelVersion: row.modelVersion }
@@ -81,6 +77,13 @@ export class MysqlProcessingQueue implements ProcessingQueue {
           descriptor: row.descriptor,
           previous,
         });
+      }
+      // One statement for the whole batch: the rows stay locked for one round trip, not one per product.
+      if (claimed.length > 0) {
+        await tx
+          .update(products)
+          .set({ leaseOwner: owner, leaseExpiresAt: sql`${now} + INTERVAL ${leaseMs * 1000} MICROSECOND`, attempts: sql`${products.attempts} + 1` })
+          .where(inArray(sql`(${products.catalogId}, ${products.id})`, claimed.map((c) => sql`(${c.catalogId}, ${c.productId})`)));
       }
       return claimed;
     });
