@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConnectError, createClient } from "@connectrpc/connect";
@@ -16,18 +14,11 @@ import type { RestClient } from "../support/rest-client.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
+import { freePort } from "../support/free-port.js";
 
 // The service against a Redis 8 and a MariaDB of this test's own, each stopped and started again
 // under load. The machine's shared servers are never touched.
 const FAIL_FAST_MS = 250;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const redisDir = mkdtempSync(join(tmpdir(), "vitrine-outage-redis-"));
 const mariadbDir = mkdtempSync(join(tmpdir(), "vitrine-outage-mariadb-"));

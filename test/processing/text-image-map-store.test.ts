@@ -5,8 +5,6 @@
 // backed off, logged in one short line without values, and leaves the last good map in place.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
@@ -24,6 +22,7 @@ import { catalogTextMapChunks, catalogTextMapFailures, catalogTextMaps, productE
 import { vectorToBytes } from "../../src/storage/mysql/vectors.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { seededRandom, randomUnit } from "../support/random.js";
+import { freePort } from "../support/free-port.js";
 
 const MODEL = "map-store-test-v1";
 const CATALOG = "00000000-0000-4000-8000-000000000001";
@@ -36,14 +35,6 @@ let server: ProvisionedMariadb;
 let url: string;
 let db: MysqlConnection;
 const dataDir = mkdtempSync(join(tmpdir(), "vitrine-map-store-"));
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** Sets the server's max_allowed_packet; connections opened afterwards get it, so the pool is reopened. */
 async function setPacketLimit(bytes: number): Promise<void> {

@@ -10,16 +10,9 @@ import { probeMysql, provisionMariadb } from "../../src/provisioning/index.js";
 import type { ProvisionedMariadb } from "../../src/provisioning/index.js";
 import { resolveMysqlUrl } from "../../src/server/mysql-url.js";
 import { cacheDir } from "../support/cache-dir.js";
+import { freePort } from "../support/free-port.js";
 
 // The real thing: MariaDB from PATH (or Debian's build fetched into the shared cache), started on a
-// free port of its own with a throwaway data folder. The machine's own server on 3306 is not touched.
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const dataDir = mkdtempSync(join(tmpdir(), "vitrine-mariadb-"));
 const started: ProvisionedMariadb[] = [];

@@ -3,12 +3,11 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "../support/free-port.js";
 
 const BASE_MYSQL_URL = process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/vitrine";
 const database = `vitrine_test_startup_${randomBytes(4).toString("hex")}`;
@@ -19,14 +18,6 @@ afterAll(async () => {
   await connection.end();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function start(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
@@ -45,7 +36,7 @@ const PASSWORD = "s3cret-Pa55word";
 
 describe("start-up without its stores", () => {
   it("retries an unreachable MySQL for STARTUP_WAIT_MS, then exits with one line naming MYSQL_URL and the address", { timeout: 60_000 }, async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await start({ MYSQL_URL: `mysql://root:${PASSWORD}@127.0.0.1:${port}/vitrine`, REDIS_URL: inject("redisUrl")!, STARTUP_WAIT_MS: "1500" });
     expect(result.code).toBe(1);
     expect(result.ms).toBeGreaterThan(1500);
@@ -74,7 +65,7 @@ describe("start-up without its stores", () => {
   });
 
   it("retries an unreachable Redis, then exits with one line naming REDIS_URL", { timeout: 60_000 }, async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const mysqlUrl = new URL(BASE_MYSQL_URL);
     mysqlUrl.pathname = `/${database}`;
     const result = await start({ MYSQL_URL: mysqlUrl.toString(), REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${port}`, STARTUP_WAIT_MS: "1000" });
