@@ -6,6 +6,7 @@ import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
+import { seededRandom } from "../../test/support/random.js";
 
 export const PHOTO_WIDTH = 900;
 export const PHOTO_HEIGHT = 1200;
@@ -33,20 +34,9 @@ export function photoPath(cacheDir: string, index: number): string {
   return join(cacheDir, RECIPE, String(Math.floor(index / PER_FOLDER)), `${index}.jpg`);
 }
 
-/** mulberry32: a small seeded generator, so photo i is the same photo on every machine and run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function makePhoto(source: Buffer, index: number): Promise<Buffer> {
-  const rnd = random(index * 2654435761 + 1);
+  // Seeded by the index: photo i is the same photo on every machine and run.
+  const rnd = seededRandom(index * 2654435761 + 1);
   const image = sharp(source);
   const { width = 0, height = 0 } = await image.metadata();
   const cropW = Math.max(16, Math.round(width * (0.78 + 0.22 * rnd())));
