@@ -930,6 +930,7 @@ async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<Index
         productId: catalog.ids[i]!,
         vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
         attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
+        words: [],
       });
     }
     yield page;

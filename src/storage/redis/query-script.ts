@@ -1,35 +1,90 @@
-// One round trip per query: check the build version, choose an exact scan for small sets, run
-// VSIM, and fetch each hit's attributes (Redis 8.0 has no VSIM WITHATTRIBS).
+// One round trip per query: check the build version (and the lexical vocabulary the caller expanded
+// the query's words with), choose an exact scan for small sets, run VSIM, fetch each hit's
+// attributes (Redis 8.0 has no VSIM WITHATTRIBS), and score the holders of the queried words.
 //
-// KEYS[1] vector set, KEYS[2] meta hash
-// ARGV: expected version, exact-up-to size, FP32 query blob, count, ef, filter ("" for none), filter-ef
-// Reply: {"stale", version-or-""} | {"ok", size, exact (0/1), id1, score1, attrs1, ...}
+// KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
+// ARGV: expected version, exact-up-to size, FP32 query blob, count (0: no VSIM), ef, filter ("" for
+//       none), filter-ef, then for lexical matching (ARGV[8] "" when none): vocabulary build,
+//       vocabulary size, most holders of a word, FP32 query visual part, FP32 query text part, words...
+// Reply: {"stale", version-or-""} | {"vocabulary"}
+//      | {"ok", size, exact (0/1), hit count, (id, score, attrs) per hit, common word count, common words...,
+//         (id, visual dot, text dot, attrs, words) per holder}
 export const QUERY_SCRIPT = `
 local version = redis.call('HGET', KEYS[2], 'version')
 if version ~= ARGV[1] then return {'stale', version or ''} end
+local base
+if ARGV[8] ~= '' then
+  local build = redis.call('HGET', KEYS[2], 'lex')
+  if build ~= ARGV[8] then return {'vocabulary'} end
+  base = KEYS[3] .. build .. ':'
+  if redis.call('LLEN', base .. 'vocab') ~= tonumber(ARGV[9]) then return {'vocabulary'} end
+end
 local size = redis.call('VCARD', KEYS[1])
-if size == 0 then return {'ok', 0, 1} end
-local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', ARGV[4]}
-local exact = 0
-if size <= tonumber(ARGV[2]) then
-  args[#args + 1] = 'TRUTH'
-  exact = 1
-else
-  args[#args + 1] = 'EF'
-  args[#args + 1] = ARGV[5]
+local reply = {'ok', size, 1, 0}
+if size > 0 and tonumber(ARGV[4]) > 0 then
+  local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', ARGV[4]}
+  if size <= tonumber(ARGV[2]) then
+    args[#args + 1] = 'TRUTH'
+  else
+    reply[3] = 0
+    args[#args + 1] = 'EF'
+    args[#args + 1] = ARGV[5]
+  end
+  if ARGV[6] ~= '' then
+    args[#args + 1] = 'FILTER'
+    args[#args + 1] = ARGV[6]
+    args[#args + 1] = 'FILTER-EF'
+    args[#args + 1] = ARGV[7]
+  end
+  local found = redis.call(unpack(args))
+  reply[4] = #found / 2
+  for i = 1, #found, 2 do
+    reply[#reply + 1] = found[i]
+    reply[#reply + 1] = found[i + 1]
+    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], found[i]) or ''
+  end
 end
-if ARGV[6] ~= '' then
-  args[#args + 1] = 'FILTER'
-  args[#args + 1] = ARGV[6]
-  args[#args + 1] = 'FILTER-EF'
-  args[#args + 1] = ARGV[7]
+if not base then
+  reply[#reply + 1] = 0
+  return reply
 end
-local found = redis.call(unpack(args))
-local reply = {'ok', size, exact}
-for i = 1, #found, 2 do
-  reply[#reply + 1] = found[i]
-  reply[#reply + 1] = found[i + 1]
-  reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], found[i]) or ''
+local most = tonumber(ARGV[10])
+local holders, seen, common = {}, {}, {}
+for i = 13, #ARGV do
+  local key = base .. 'w:' .. ARGV[i]
+  if redis.call('SCARD', key) > most then
+    common[#common + 1] = ARGV[i]
+  else
+    for _, id in ipairs(redis.call('SMEMBERS', key)) do
+      if not seen[id] then
+        seen[id] = true
+        holders[#holders + 1] = id
+      end
+    end
+  end
+end
+reply[#reply + 1] = #common
+for i = 1, #common do reply[#reply + 1] = common[i] end
+local function floats(blob)
+  local out = {}
+  for i = 1, #blob, 4 do out[#out + 1] = struct.unpack('<f', blob, i) end
+  return out
+end
+local visual, text = floats(ARGV[11]), floats(ARGV[12])
+local nv, nt = #visual, #text
+for _, id in ipairs(holders) do
+  local e = redis.call('VEMB', KEYS[1], id)
+  -- A holder without an element is between a removal's two writes; it is not searchable.
+  if e then
+    local dv, dt = 0, 0
+    for j = 1, nv do dv = dv + tonumber(e[j]) * visual[j] end
+    for j = 1, nt do dt = dt + tonumber(e[nv + j]) * text[j] end
+    reply[#reply + 1] = id
+    reply[#reply + 1] = tostring(dv)
+    reply[#reply + 1] = tostring(dt)
+    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
+    reply[#reply + 1] = redis.call('HGET', base .. 'docs', id) or ''
+  end
 end
 return reply
 `;
