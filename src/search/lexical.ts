@@ -3,7 +3,7 @@
 //
 //   match(q, d) = 1              d == q
 //               = 1 - 0.2 * k    d within k edits (Levenshtein) of q: k <= 1 from 4 letters, k <= 2 from 8
-//               = |q| / |d|      q is the query's last word, has 3+ letters and is a prefix of d
+//               = (1 + |q|/|d|)/2 q is the query's last word, has 3+ letters and is a prefix of d
 //   lexical     = 0.9 * mean over query words q of (best match(q, d) over the product's words d)
 //               + 0.1 * (product words matched by some query word) / (product words)
 //
@@ -89,7 +89,7 @@ export class LexicalVocabulary {
           .filter((w) => w !== q)
           .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
           .slice(0, LEXICAL_LIMITS.maxPrefixWords);
-        for (const word of longer) matches.set(word, Math.max(matches.get(word) ?? 0, letters / [...word].length));
+        for (const word of longer) matches.set(word, Math.max(matches.get(word) ?? 0, (1 + letters / [...word].length) / 2));
       }
       return matches;
     });

@@ -42,7 +42,7 @@ export function lexicalReference(query: string, descriptors: ReadonlyMap<string,
         .filter((d) => d !== q && d.startsWith(q))
         .sort((a, b) => a.length - b.length || (a < b ? -1 : 1))
         .slice(0, 64);
-      for (const d of longer) matches.set(d, Math.max(matches.get(d) ?? 0, letters / [...d].length));
+      for (const d of longer) matches.set(d, Math.max(matches.get(d) ?? 0, (1 + letters / [...d].length) / 2));
     }
     return matches;
   });
