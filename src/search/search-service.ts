@@ -32,6 +32,8 @@ export interface SearchSettings {
   boosts: Boosts;
   /** Catalogs with at most this many searchable products are scanned exactly. */
   exactUpTo: number;
+  /** Whether a search's words also match descriptors letter for letter. */
+  lexical: boolean;
 }
 
 export interface SearchHit {
@@ -94,7 +96,7 @@ export class SearchService {
     const request = parseSearchRequest(raw);
     const words = this.text.encode(request.query);
     const query = queryVector({ visual: words, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
-    const typed = { words: lexicalWords(request.query, LEXICAL_LIMITS.maxQueryWords), vector: words, visualWeight: request.visualWeight };
+    const typed = { words: this.settings.lexical ? lexicalWords(request.query, LEXICAL_LIMITS.maxQueryWords) : [], vector: words, visualWeight: request.visualWeight };
     const want = { ...request, threshold: request.similarityThreshold, exclude: undefined };
     const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) =>
       // A query of words the model does not know matches on its letters alone; with no letters
