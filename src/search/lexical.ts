@@ -33,7 +33,7 @@ export const LEXICAL_LIMITS = {
    * adds to the lexical similarity of products that match a rarer query word, but does not make a
    * product a lexical match by itself: scoring every holder of such a word would cost a scan.
    */
-  commonWordProducts: 2000,
+  commonWordProducts: 500,
 } as const;
 
 export const NO_LEXICAL_MATCH = -1;

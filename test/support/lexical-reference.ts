@@ -21,9 +21,9 @@ export function levenshtein(a: string, b: string): number {
 
 /**
  * Each product's lexical similarity to the query (-1: no match), given every indexed product's
- * descriptor. `commonAbove` is the service's limit on a word's holders (2000 by default).
+ * descriptor. `commonAbove` is the service's limit on a word's holders (500 by default).
  */
-export function lexicalReference(query: string, descriptors: ReadonlyMap<string, string>, commonAbove = 2000): Map<string, number> {
+export function lexicalReference(query: string, descriptors: ReadonlyMap<string, string>, commonAbove = 500): Map<string, number> {
   const queryWords = lexicalWords(query).slice(0, 16);
   const wordsOf = new Map([...descriptors].map(([id, d]) => [id, lexicalWords(d)]));
   const holders = new Map<string, number>();

@@ -5,10 +5,10 @@
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
 // ARGV: expected version, exact-up-to size, FP32 query blob, count (0: no VSIM), ef, filter ("" for
 //       none), filter-ef, then for lexical matching (ARGV[8] "" when none): vocabulary build,
-//       vocabulary size, most holders of a word, FP32 query visual part, FP32 query text part, words...
+//       vocabulary size, most holders of a word, words...
 // Reply: {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, exact (0/1), hit count, (id, score, attrs) per hit, common word count, common words...,
-//         (id, visual dot, text dot, attrs, words) per holder}
+//         (id, FP32 element blob, attrs, words) per holder}
 export const QUERY_SCRIPT = `
 local version = redis.call('HGET', KEYS[2], 'version')
 if version ~= ARGV[1] then return {'stale', version or ''} end
@@ -50,7 +50,7 @@ if not base then
 end
 local most = tonumber(ARGV[10])
 local holders, seen, common = {}, {}, {}
-for i = 13, #ARGV do
+for i = 11, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
   if redis.call('SCARD', key) > most then
     common[#common + 1] = ARGV[i]
@@ -65,23 +65,13 @@ for i = 13, #ARGV do
 end
 reply[#reply + 1] = #common
 for i = 1, #common do reply[#reply + 1] = common[i] end
-local function floats(blob)
-  local out = {}
-  for i = 1, #blob, 4 do out[#out + 1] = struct.unpack('<f', blob, i) end
-  return out
-end
-local visual, text = floats(ARGV[11]), floats(ARGV[12])
-local nv, nt = #visual, #text
 for _, id in ipairs(holders) do
-  local e = redis.call('VEMB', KEYS[1], id)
-  -- A holder without an element is between a removal's two writes; it is not searchable.
+  -- RAW: the stored float32 blob (elements are unit length), dotted by the caller; a holder without
+  -- an element is between a removal's two writes and is not searchable.
+  local e = redis.call('VEMB', KEYS[1], id, 'RAW')
   if e then
-    local dv, dt = 0, 0
-    for j = 1, nv do dv = dv + tonumber(e[j]) * visual[j] end
-    for j = 1, nt do dt = dt + tonumber(e[nv + j]) * text[j] end
     reply[#reply + 1] = id
-    reply[#reply + 1] = tostring(dv)
-    reply[#reply + 1] = tostring(dt)
+    reply[#reply + 1] = e[2]
     reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
     reply[#reply + 1] = redis.call('HGET', base .. 'docs', id) or ''
   end

@@ -34,7 +34,8 @@ export class RedisVectorIndex implements VectorIndex {
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
-    const reply = (await (this.redis as unknown as Scripts).vitrineQuery(
+    // Buffers: holders' element blobs are binary.
+    const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(catalogId),
       this.metaKey(catalogId),
       this.lexicalPrefix(catalogId),
@@ -50,30 +51,29 @@ export class RedisVectorIndex implements VectorIndex {
             lexical.vocabulary.build,
             String(lexical.vocabulary.size),
             String(lexical.maxProducts),
-            fp32(lexical.visual),
-            fp32(lexical.text),
             ...lexical.words,
           ]
         : [""]),
-    )) as (string | number)[];
-    if (reply[0] === "stale") return { kind: "stale", version: reply[1] === "" ? undefined : String(reply[1]) };
-    if (reply[0] === "vocabulary") return { kind: "vocabulary" };
+    )) as (Buffer | number)[];
+    const kind = String(reply[0]);
+    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
+    if (kind === "vocabulary") return { kind: "vocabulary" };
     const hits = [];
     let i = 4;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
-      hits.push({ productId: String(reply[i]), cosine: 2 * Number(reply[i + 1]) - 1, attributes: attributesOf(reply[i + 2]!) });
+      hits.push({ productId: String(reply[i]), cosine: 2 * Number(String(reply[i + 1])) - 1, attributes: attributesOf(String(reply[i + 2])) });
     }
     const common = reply.slice(i + 1, i + 1 + Number(reply[i])).map(String);
     const holders: LexicalHit[] = [];
-    for (i += 1 + common.length; i < reply.length; i += 5) {
+    for (i += 1 + common.length; lexical && i < reply.length; i += 4) {
       holders.push({
         productId: String(reply[i]),
-        dots: { visual: Number(reply[i + 1]), text: Number(reply[i + 2]) },
-        attributes: attributesOf(reply[i + 3]!),
-        words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
+        dots: partDots(reply[i + 1] as Buffer, lexical.visual, lexical.text),
+        attributes: attributesOf(String(reply[i + 2])),
+        words: String(reply[i + 3]).split(" ").filter((w) => w !== ""),
       });
     }
-    return { kind: "ok", size: Number(reply[1]), exact: reply[2] === 1, hits, lexical: holders, common };
+    return { kind: "ok", size: Number(reply[1]), exact: Number(reply[2]) === 1, hits, lexical: holders, common };
   }
 
   async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
@@ -199,7 +199,7 @@ export class RedisVectorIndex implements VectorIndex {
 }
 
 interface Scripts {
-  vitrineQuery(...args: (string | Buffer)[]): Promise<unknown>;
+  vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
   vitrineVocabulary(...args: string[]): Promise<unknown>;
 }
 
@@ -209,8 +209,17 @@ interface PipelineScripts {
   exec(): Promise<[Error | null, unknown][] | null>;
 }
 
-function attributesOf(json: string | number): JsonObject {
-  return json === "" ? {} : (JSON.parse(String(json)) as JsonObject);
+function attributesOf(json: string): JsonObject {
+  return json === "" ? {} : (JSON.parse(json) as JsonObject);
+}
+
+/** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
+function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
+  let v = 0;
+  let t = 0;
+  for (let j = 0; j < visual.length; j++) v += blob.readFloatLE(j * 4) * visual[j]!;
+  for (let j = 0; j < text.length; j++) t += blob.readFloatLE((visual.length + j) * 4) * text[j]!;
+  return { visual: v, text: t };
 }
 
 /** Vector sets read FP32 blobs as little-endian floats. */
