@@ -14,7 +14,7 @@
 // Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
 // agent) run in a worker thread, so client work does not share the server's event loop; everything
 // (clients, service, Redis, MariaDB) still shares this machine's cores.
-// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, INDEX_SWEEP_MS and REDIS_URL are
+// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, INDEX_SWEEP_MS and REDIS_URL are
 // read from the environment as the service reads them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -626,7 +626,7 @@ async function runSize(n: number, options: Options, redisUrl: string, text: Open
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
