@@ -4,6 +4,12 @@
 //
 //   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 1] [--colour-weight 1]
 //                         [--landmarks 1000 (0: a linear map)] [--cv]
+//                         [--skip-service | --service-only] [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//
+// Last, the same photos and titles go through the running service (eval-service.ts: REST, Redis 8,
+// MariaDB), with lexical matching off and on: brand names, exact titles, misspelt brands, brand
+// prefixes, and the photo-only numbers. It provisions a Redis 8 of its own unless --redis-url is
+// given, and uses (then drops) a database of its own. --skip-service leaves it out.
 //
 // --cv also prints 5-fold cross-validation on the described half alone (titles known), the kind of
 // evidence the map's constants are chosen on: how well a held-out photo's output ranks its own
@@ -26,6 +32,7 @@ import { DEFAULT_COLOUR_WEIGHT, DEFAULT_KERNEL, DEFAULT_LAMBDA, DEFAULT_WHITENIN
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/index.js";
 import { dot, l2NormaliseInPlace } from "../src/embeddings/vector-math.js";
+import { evaluateThroughService } from "./eval-service.js";
 
 interface Item {
   id: string;
@@ -440,6 +447,10 @@ async function main(): Promise<void> {
       "colour-weight": { type: "string", default: String(DEFAULT_COLOUR_WEIGHT) },
       landmarks: { type: "string", default: String(DEFAULT_KERNEL.landmarks) },
       cv: { type: "boolean", default: false },
+      "skip-service": { type: "boolean", default: false },
+      "service-only": { type: "boolean", default: false },
+      "mysql-url": { type: "string", default: "mysql://root@127.0.0.1:3306" },
+      "redis-url": { type: "string" },
     },
   });
   const limit = values.limit === undefined ? undefined : Number(values.limit);
@@ -450,6 +461,19 @@ async function main(): Promise<void> {
   const data = await loadDataset(values.dir, limit, log);
   try {
     const { items } = data;
+    const throughService = () =>
+      evaluateThroughService({
+        items,
+        image: data.image,
+        colour: data.colour,
+        text: data.text,
+        typeQueries: textImageTask(items).types.map((articleType) => ({ articleType, query: typeQuery(articleType) })),
+        mysqlBase: values["mysql-url"],
+        redisUrl: values["redis-url"],
+        cacheDir: CACHE_DIR,
+        log,
+      });
+    if (values["service-only"]) return await throughService();
     const zeroTitles = data.text.filter((v) => !v.some((x) => x !== 0)).length;
     const f = (x: number) => x.toFixed(3);
     const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
@@ -548,6 +572,8 @@ async function main(): Promise<void> {
     console.log(`map fit time, ${map.inputDimensions} -> ${map.outputDimensions}, one thread: ${timings(options)}` + (kernel ? `; linear map alone: ${timings(linear)}` : ""));
     const projectMs = projectionTime(data, map);
     console.log(`projecting a photo through the map: ${projectMs.toFixed(3)} ms (map ${(map.toBytes().length / 1e6).toFixed(1)} MB)`);
+
+    if (!values["skip-service"]) await throughService();
   } finally {
     await data.textEncoder.close();
   }

@@ -17,7 +17,7 @@
 // Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
 // agent) run in a worker thread, so client work does not share the server's event loop; everything
 // (clients, service, Redis, MariaDB) still shares this machine's cores.
-// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, INDEX_SWEEP_MS and REDIS_URL are
+// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, INDEX_SWEEP_MS and REDIS_URL are
 // read from the environment as the service reads them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -35,7 +35,9 @@ import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { App } from "../src/server/app.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
+import { lexicalWords } from "../src/search/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
+import { misspelt } from "./eval-service.js";
 import { seededRandom } from "../test/support/random.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -368,6 +370,9 @@ const ALL_QUERIES = [...QUERIES, ...combinationQueries()];
 
 const CLUSTERS = 200;
 const BRANDS = 200;
+const SYLLABLES = ["ka", "lo", "mi", "ru", "ze", "ta", "vo", "ni", "pe", "su", "do", "fa", "gu", "xi", "bo", "re"];
+/** Made-up brand names (outside the word model, like most brands): "kaloka", "lolomi", ... */
+const brandName = (k: number) => `${SYLLABLES[k % 16]}${SYLLABLES[Math.floor(k / 16) % 16]}${SYLLABLES[(k * 7 + 3) % 16]}`;
 /** Per-dimension Gaussian noise of products around their cluster (text, visual). */
 const TEXT_NOISE = 0.08;
 const VISUAL_NOISE = 0.1;
@@ -433,8 +438,9 @@ function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number): Cat
     elements.set(elementVector(v, t, rank), i * dims);
     ids.push(`p${String(i).padStart(7, "0")}`);
     ranks.push(rank);
-    metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand: `brand-${Math.floor(random() * BRANDS)}` });
-    descriptors.push(`${c.phrase} ${i}`);
+    const brand = brandName(Math.floor(random() * BRANDS));
+    metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand });
+    descriptors.push(`${brand} ${c.phrase} ${i}`);
   }
   return { n, dims, ids, elements, ranks, metadata, descriptors };
 }
@@ -556,6 +562,9 @@ interface Outcome {
   grpc8: Stats;
   rest1: Stats;
   rest8: Stats;
+  lexical1: Stats;
+  lexical8: Stats;
+  lexicalBytesPerProduct: number;
 }
 
 async function main(): Promise<void> {
@@ -644,7 +653,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -868,6 +877,26 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       const r = await run({ ...task("raw", 1, e), warmup: Math.min(options.warmup, 50) }, `raw VSIM EF ${e}`);
       sweep.push({ ef: e, recall: recallAt(r.results, truth), s: r.s });
     }
+    // Lexical queries: a brand (about N/200 holders), it misspelt, its first four letters, an exact title.
+    const lexicalSets: [string, string[]][] = [
+      ["brand", Array.from({ length: 50 }, (_, k) => brandName(k * 4))],
+      ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(brandName(k * 4)))],
+      ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => brandName(k * 4).slice(0, 4))],
+      ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptors[Math.floor((k * n) / 50)]!)],
+    ];
+    const lexicalQueries = lexicalSets.flatMap(([, q]) => q);
+    const lexicalTask = (concurrency: number): Task => ({ ...task("rest", concurrency), queries: lexicalQueries, blobs: [] });
+    const lexical1 = await run(lexicalTask(1), "REST lexical c=1");
+    const lexical8 = await run(lexicalTask(c), `REST lexical c=${c}`);
+    const lexicalParts = [];
+    for (const [label, set] of lexicalSets) {
+      const s1 = await timed(Math.min(count, 200), 10, (i) =>
+        app!.core.search.search({ organizationId, catalogId, query: set[i % set.length]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
+      );
+      lexicalParts.push({ label, s: s1 });
+    }
+    const lexicalKeyBytes = Math.max(0, memAfter - memBefore - keyBytes);
+
     const recallRaw = recallAt(raw1.results, truth);
     const recallService = recallAt(rest1.results, truth);
     const recallGrpc = recallAt(grpc1.results, truth);
@@ -903,6 +932,12 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
     console.log(`  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`);
 
+    console.log(`\n  -- lexical queries (${lexicalQueries.length}: ${lexicalSets.map(([l]) => l).join(", ")}; brands held by about ${Math.round(n / BRANDS)} products each) --`);
+    console.log(statLine(`REST POST /search lexical, 1 client`, lexical1.s, cpuNote(lexical1)));
+    console.log(statLine(`REST POST /search lexical, ${c} clients`, lexical8.s, cpuNote(lexical8)));
+    for (const { label, s: st } of lexicalParts) console.log(statLine(`SearchService.search, ${label}`, st));
+    console.log(`  lexical index memory (used_memory delta - vector set)  ${(lexicalKeyBytes / 1024 / 1024).toFixed(1)} MB = ${(lexicalKeyBytes / n).toFixed(0)} B/product`);
+
     console.log(`\n  -- recall@${TOP_K} vs brute force (${truth.length} queries) --`);
     console.log(`  raw HNSW VSIM, EF ${ef}                 ${recallRaw.toFixed(4)}`);
     console.log(`  service (REST), SEARCH_EF ${ef}          ${recallService.toFixed(4)}   (gRPC ${recallGrpc.toFixed(4)})${svcNote}`);
@@ -928,6 +963,9 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       grpc8: grpc8.s,
       rest1: rest1.s,
       rest8: rest8.s,
+      lexical1: lexical1.s,
+      lexical8: lexical8.s,
+      lexicalBytesPerProduct: lexicalKeyBytes / n,
     };
   } finally {
     await load?.close();
@@ -959,6 +997,7 @@ async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<Index
         productId: catalog.ids[i]!,
         vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
         attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
+        words: lexicalWords(catalog.descriptors[i]!),
       });
     }
     yield page;
@@ -992,6 +1031,10 @@ function printSummary(outcomes: Outcome[]): void {
   row("REST p50 / p99, 8 clients", "-", (o) => [`${o.rest8.p50.toFixed(1)} / ${o.rest8.p99.toFixed(1)} ms`, undefined]);
   row("gRPC p50 / p99, 8 clients", "-", (o) => [`${o.grpc8.p50.toFixed(1)} / ${o.grpc8.p99.toFixed(1)} ms`, undefined]);
   row("raw VSIM QPS, 8 clients", "-", (o) => [o.raw8.qps.toFixed(0), undefined]);
+  row("REST lexical p50, 1 client", "≤ 5 ms", (o) => [ms(o.lexical1.p50), o.lexical1.p50 <= 5]);
+  row("REST lexical p99, 1 client", "≤ 20 ms", (o) => [ms(o.lexical1.p99), o.lexical1.p99 <= 20]);
+  row(`REST lexical QPS, 8 clients`, "≥ 500", (o) => [o.lexical8.qps.toFixed(0), o.lexical8.qps >= 500]);
+  row("lexical index memory/product (Redis)", "-", (o) => [`${(o.lexicalBytesPerProduct / 1024).toFixed(2)} KB`, undefined]);
   row("Redis memory/product (MEMORY USAGE)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductKey / 1024).toFixed(2)} KB`, o.bytesPerProductKey <= 2560]);
   row("Redis memory/product (used_memory delta)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductInfo / 1024).toFixed(2)} KB`, o.bytesPerProductInfo <= 2560]);
   row("load: Create Products (REST)", "-", (o) => [`${(o.loadRestMs / 1000).toFixed(1)} s`, undefined]);

@@ -59,6 +59,8 @@ export interface SearchConfig {
   exactUpTo: number;
   /** HNSW search breadth (VSIM EF); larger is slower and finds more of the true nearest. */
   ef: number;
+  /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
+  lexical: boolean;
   /** How often the service applies index changes another process could not apply at once. */
   indexSweepMs: number;
 }
@@ -125,6 +127,7 @@ const schema = z.object({
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
+  SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
@@ -185,6 +188,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       superBoost: e.SEARCH_SUPER_BOOST,
       exactUpTo: e.SEARCH_EXACT_UP_TO,
       ef: e.SEARCH_EF,
+      lexical: e.SEARCH_LEXICAL === "on",
       indexSweepMs: e.INDEX_SWEEP_MS,
     },
     adminApiKey: e.ADMIN_API_KEY,

@@ -6,6 +6,7 @@
 import type { TextEncoder } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
 import type { IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
+import { lexicalWords } from "./lexical.js";
 import { elementVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 import { visualSpaceVersion } from "./visual-space.js";
 import type { StoredMap, VisualSpace, VisualSpaces } from "./visual-space.js";
@@ -143,5 +144,6 @@ function entryOf(product: IndexableProduct, space: VisualSpace): IndexEntry {
     productId: product.productId,
     vector: elementVector(space.project(image, colour), text, product.rank),
     attributes: { ...product.metadata, rank: product.rank },
+    words: lexicalWords(product.descriptor),
   };
 }

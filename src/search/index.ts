@@ -8,7 +8,7 @@ export { SEARCH_LIMITS } from "./requests.js";
 export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";
 export type { FilterOperator, MetadataFilter, RawFilter } from "./filters.js";
-export { elementVector, exactScore, queryVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
+export { elementVector, exactScore, queryVector, scoreFromDots, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 export type { Boosts } from "./vector-layout.js";
 export { VisualSpaces } from "./visual-space.js";
 export type { StoredMap, VisualSpace } from "./visual-space.js";
@@ -18,6 +18,8 @@ export type {
   IndexEntry,
   IndexHit,
   IndexQuery,
+  LexicalHit,
+  LexicalQuery,
   IndexSource,
   ProductEmbeddings,
   QueuedChange,
@@ -25,4 +27,6 @@ export type {
   SearchLogEntry,
   SearchSource,
   VectorIndex,
+  VocabularyRead,
 } from "./ports.js";
+export { lexicalWords, LEXICAL_LIMITS } from "./lexical.js";

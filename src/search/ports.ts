@@ -15,6 +15,8 @@ export interface IndexableProduct {
   productId: string;
   rank: Rank;
   metadata: JsonObject;
+  /** The text its lexical words come from. */
+  descriptor: string;
   embeddings: ProductEmbeddings;
 }
 
@@ -23,6 +25,8 @@ export interface IndexEntry {
   vector: Float32Array;
   /** What filters test and results show: the metadata with `rank` set. */
   attributes: JsonObject;
+  /** The descriptor's distinct lexical words (lexical.ts). */
+  words: readonly string[];
 }
 
 export interface IndexHit {
@@ -48,11 +52,41 @@ export interface IndexQuery {
    * not expectedVersion (built with the catalog's previous text-image map) answers, marked not current.
    */
   servableVersionPrefix: string;
+  /** Products holding any of these words, besides the nearest elements; count 0 asks for them alone. */
+  lexical?: LexicalQuery;
+}
+
+export interface LexicalQuery {
+  /** The vocabulary the words were expanded with; another one answers "vocabulary" and nothing else. */
+  vocabulary: { build: string; size: number };
+  words: readonly string[];
+  /** Words held by more products than this are reported as common and fetch none. */
+  maxProducts: number;
+  /** Unit (or zero) query parts each holder's element is dotted with. */
+  visual: Float32Array;
+  text: Float32Array;
+}
+
+/** A holder of a queried word: its element's dot products with the query's parts, and its words. */
+export interface LexicalHit {
+  productId: string;
+  dots: { visual: number; text: number };
+  attributes: JsonObject;
+  words: string[];
 }
 
 export type IndexAnswer =
   | { kind: "stale"; version: string | undefined }
-  | { kind: "ok"; size: number; exact: boolean; current: boolean; hits: IndexHit[] };
+  | { kind: "vocabulary" }
+  | { kind: "ok"; size: number; exact: boolean; current: boolean; hits: IndexHit[]; lexical: LexicalHit[]; common: string[] };
+
+/** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */
+export interface VocabularyRead {
+  build: string | undefined;
+  /** Whether the words are the whole list (the build differs from the one asked about). */
+  whole: boolean;
+  words: string[];
+}
 
 /** One catalog's nearest-neighbour index over element vectors (see vector-layout.ts). */
 export interface VectorIndex {
@@ -61,6 +95,11 @@ export interface VectorIndex {
   remove(catalogId: string, productIds: readonly string[]): Promise<void>;
   /** Replaces the whole set with these entries, atomically for readers, and records the version. */
   rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number>;
+  /**
+   * The catalog's vocabulary: the words added since `known` when it is still the current build,
+   * else all of it.
+   */
+  vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead>;
   /** The version recorded by the last rebuild; undefined when the catalog has no index. */
   version(catalogId: string): Promise<string | undefined>;
   /** A product's element vector as stored (float rounding aside); undefined when it is not in the index. */

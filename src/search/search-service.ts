@@ -11,8 +11,10 @@ import type { IndexSync } from "./index-sync.js";
 import type { SearchLog, SearchSource, VectorIndex } from "./ports.js";
 import type { RecommendationRequest, SearchRequest } from "./requests.js";
 import { parseRecommendationRequest, parseSearchRequest } from "./requests.js";
-import { elementVisual, queryVector } from "./vector-layout.js";
+import { LEXICAL_LIMITS, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
+import { elementVisual, queryVector, scoreFromDots } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
+import { Vocabularies } from "./vocabularies.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
 const TARGET_CACHE_MS = 1000;
@@ -33,6 +35,8 @@ export interface SearchSettings {
   boosts: Boosts;
   /** Catalogs with at most this many searchable products are scanned exactly. */
   exactUpTo: number;
+  /** Whether a search's words also match descriptors letter for letter. */
+  lexical: boolean;
 }
 
 export interface SearchHit {
@@ -55,8 +59,28 @@ interface Want {
   exclude: string | undefined;
 }
 
+/** What a search's words are matched with lexically (lexical.ts), and the weights to score holders. */
+interface TypedWords {
+  words: readonly string[];
+  /** The query's unit text vector (zero for unknown words), compared with photos and descriptors. */
+  vector: Float32Array;
+  visualWeight: number;
+}
+
+/** Reads of a vocabulary one query may need when other processes keep adding words. */
+const VOCABULARY_READS = 5;
+
+interface Scored {
+  productId: string;
+  score: number;
+  attributes: JsonObject;
+}
+
+const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
+
 export class SearchService {
   private readonly targets = new Map<string, { target: { map: StoredMap | undefined }; until: number }>();
+  private readonly vocabularies: Vocabularies;
   /** Catalogs whose index was last seen built from a previous map, and since when. */
   private readonly outdatedSince = new Map<string, number>();
 
@@ -68,17 +92,21 @@ export class SearchService {
     private readonly text: TextEncoder,
     private readonly searchLog: SearchLog,
     private readonly settings: SearchSettings,
-  ) {}
+  ) {
+    this.vocabularies = new Vocabularies(index);
+  }
 
   async search(raw: SearchRequest): Promise<SearchHit[]> {
     const started = performance.now();
     const request = parseSearchRequest(raw);
     const words = this.text.encode(request.query);
     const query = queryVector({ visual: words, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+    const typed = { words: this.settings.lexical ? lexicalWords(request.query, LEXICAL_LIMITS.maxQueryWords) : [], vector: words, visualWeight: request.visualWeight };
     const want = { ...request, threshold: request.similarityThreshold, exclude: undefined };
     const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) =>
-      // A query of words the model does not know matches nothing, rather than everything alike.
-      query ? this.nearest(request.catalogId, target.map, query, want) : [],
+      // A query of words the model does not know matches on its letters alone; with no letters
+      // either (punctuation, emoji), nothing, rather than everything alike.
+      query || typed.words.length > 0 ? this.nearest(request.catalogId, target.map, query, want, typed) : [],
     );
     this.searchLog.record({
       ...request,
@@ -203,43 +231,99 @@ export class SearchService {
     return again;
   }
 
+  /**
+   * The topK best products that pass the filters and the threshold, by the documented score. The
+   * vector index ranks by everything but the lexical term; every product holding a (non-common)
+   * matched word comes back with the query, scored in full, so a product outside both lists has a
+   * score of at most the last nearest element's. The index may return elements that fail the filters
+   * (it evaluates what it can), and an approximate filtered search may stop exploring early; so this
+   * widens the request until it holds topK certain passing products, the rest fall below the
+   * threshold, or an exact scan has seen every element.
+   */
   private async nearest(
     catalogId: string,
     map: StoredMap | undefined,
-    query: QueryVector,
+    query: QueryVector | undefined,
     want: Want,
-  ): Promise<{ productId: string; score: number; attributes: JsonObject }[] | typeof STALE> {
+    typed?: TypedWords,
+  ): Promise<Scored[] | typeof STALE> {
     const expectedVersion = this.sync.versionFor(map);
-    const servableVersionPrefix = this.sync.servableVersionPrefix();
-    let count = want.topK + (want.exclude === undefined ? 0 : 1);
+    let count = query ? want.topK + (want.exclude === undefined ? 0 : 1) : 0;
     if (want.filters.length > 0) count *= 2;
     let exactUpTo = this.settings.exactUpTo;
     let synced = false;
+    let vocabularyReads = 0;
+    let vocabulary = typed && typed.words.length > 0 ? await this.vocabularies.get(catalogId) : undefined;
     for (;;) {
-      const answer = await this.index.query(catalogId, { vector: query.vector, count, filters: want.filters, exactUpTo, expectedVersion, servableVersionPrefix });
+      const expanded = typed && vocabulary ? vocabulary.expand(typed.words) : undefined;
+      // Unknown words that match no catalog word either: nothing to rank by (the index still checks
+      // its version first, so a stale or lost index is found out and rebuilt).
+      const answer = await this.index.query(catalogId, {
+        vector: query?.vector ?? new Float32Array(0),
+        count,
+        filters: want.filters,
+        exactUpTo,
+        expectedVersion,
+        servableVersionPrefix: this.sync.servableVersionPrefix(),
+        lexical:
+          typed && vocabulary && expanded
+            ? {
+                vocabulary: { build: vocabulary.build, size: vocabulary.size },
+                words: expanded.words,
+                maxProducts: LEXICAL_LIMITS.commonWordProducts,
+                visual: typed.vector,
+                text: typed.vector,
+              }
+            : undefined,
+      });
       if (answer.kind === "stale") {
         if (synced) return STALE;
-        // The index lost its data, or the model or map changed since it was built; or this view of
-        // the catalog is out of date, which the sync finds out (and the caller then looks again).
+        // The index lost its data, or the model changed since it was built; or this view of the
+        // catalog is out of date, which the sync finds out (and the caller then looks again).
         if (!(await this.sync.sync(catalogId, { waitMs: REBUILD_WAIT_MS }))) throw indexBusy(catalogId);
         synced = true;
+        if (typed && typed.words.length > 0) vocabulary = await this.vocabularies.refresh(catalogId);
+        continue;
+      }
+      if (answer.kind === "vocabulary") {
+        // Words were added (or the index rebuilt) since this process read the vocabulary.
+        if (++vocabularyReads > VOCABULARY_READS) throw indexBusy(catalogId);
+        vocabulary = await this.vocabularies.refresh(catalogId);
+        continue;
+      }
+      if (typed && typed.words.length > 0 && !vocabulary && answer.size > 0) {
+        // An index with elements but no vocabulary is between a rebuild's commit and this read.
+        if (++vocabularyReads > VOCABULARY_READS) throw indexBusy(catalogId);
+        vocabulary = await this.vocabularies.refresh(catalogId);
         continue;
       }
       if (!answer.current) this.rebuildIfLeft(catalogId);
-      const scored = answer.hits.map((h) => ({ productId: h.productId, score: query.score(h.cosine), attributes: h.attributes }));
-      const passing = scored.filter(
-        (h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes),
-      );
-      if (passing.length >= want.topK) return passing.slice(0, want.topK);
-      const last = scored[scored.length - 1];
-      if (last !== undefined && last.score < want.threshold) return passing;
-      if (answer.hits.length < count) {
-        // Fewer than asked: every match was seen, unless an approximate filtered search gave up.
-        if (answer.exact) return passing;
+      const lexical = new Map<string, Scored>();
+      if (expanded && typed) {
+        const common = new Set(answer.common);
+        for (const h of answer.lexical) {
+          const similarity = lexicalSimilarity(expanded, h.words, common);
+          if (similarity === NO_LEXICAL_MATCH && !query) continue;
+          const rank = (h.attributes.rank ?? "NO_BOOST") as Parameters<typeof scoreFromDots>[1];
+          const score = scoreFromDots(h.dots, rank, { visualWeight: typed.visualWeight, boosts: this.settings.boosts }, similarity);
+          lexical.set(h.productId, { productId: h.productId, score, attributes: h.attributes });
+        }
+      }
+      const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes }));
+      if (nearest.length < count && !answer.exact) {
+        // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;
         continue;
       }
-      if (count >= answer.size) return passing;
+      const seenAll = count === 0 || nearest.length < count || count >= answer.size;
+      // Every product in neither list scores at most this: the index ranks by the vector part.
+      const bound = seenAll ? -Infinity : nearest[nearest.length - 1]!.score;
+      const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]
+        .filter((h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
+        .sort(byScore);
+      if (seenAll || bound < want.threshold) return passing.slice(0, want.topK);
+      const certain = passing.filter((h) => h.score >= bound);
+      if (certain.length >= want.topK) return certain.slice(0, want.topK);
       count = Math.min(count * 4, answer.size);
     }
   }

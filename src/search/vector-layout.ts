@@ -2,8 +2,12 @@
 // products by the documented score:
 //
 //   score = visualWeight * cos(query visual, product visual)
-//         + (1 - visualWeight) * cos(query text, product text)
+//         + (1 - visualWeight) * max(cos(query text, product text), lexical)
 //         + boost(product rank)
+//
+// The vector holds everything but the lexical term (lexical.ts): for a product with no lexical match
+// (lexical = -1) the index's cosine gives the score; products with one are scored from their
+// element's dot products with the query's parts (scoreFromDots), which the index returns for them.
 //
 // Product (element) vector, unit length by construction:
 //   [ A*v | A*t | K*isBoost | K*isSuperBoost | pad ]      A = ALPHA / sqrt(2)
@@ -27,7 +31,7 @@ const L = A / K;
 const TAIL = 3;
 
 /** Changes whenever element or query vectors would be built differently. */
-export const VECTOR_LAYOUT_VERSION = "blend1";
+export const VECTOR_LAYOUT_VERSION = "blend1-lex1";
 
 export interface Boosts {
   /** Added to the score of BOOST products. */
@@ -118,13 +122,32 @@ export function queryVector(parts: QueryParts): QueryVector | undefined {
   return { vector: out, score: (cosine) => (cosine * length) / A };
 }
 
+/**
+ * The documented score from an element's dot products with the query's unit visual and text vectors
+ * (dots over the element's visual and text parts, as stored: A times the product's vectors).
+ */
+export function scoreFromDots(
+  dots: { visual: number; text: number },
+  rank: Rank,
+  query: Pick<QueryParts, "visualWeight" | "boosts">,
+  lexical: number,
+): number {
+  const w = query.visualWeight;
+  return w * (dots.visual / A) + (1 - w) * Math.max(dots.text / A, lexical) + boostOf(rank, query.boosts);
+}
+
 /** The documented score computed directly, for checks against the index's answer. */
 export function exactScore(
   query: Pick<QueryParts, "visual" | "text" | "visualWeight" | "boosts">,
   product: { visual: Float32Array; text: Float32Array; rank: Rank },
+  lexical = -1,
 ): number {
-  const boost = product.rank === "BOOST" ? query.boosts.boost : product.rank === "SUPER_BOOST" ? query.boosts.superBoost : 0;
-  return query.visualWeight * dotProduct(query.visual, product.visual) + (1 - query.visualWeight) * dotProduct(query.text, product.text) + boost;
+  const w = query.visualWeight;
+  return w * dotProduct(query.visual, product.visual) + (1 - w) * Math.max(dotProduct(query.text, product.text), lexical) + boostOf(product.rank, query.boosts);
+}
+
+function boostOf(rank: Rank, boosts: Boosts): number {
+  return rank === "BOOST" ? boosts.boost : rank === "SUPER_BOOST" ? boosts.superBoost : 0;
 }
 
 function dotProduct(a: Float32Array, b: Float32Array): number {

@@ -101,6 +101,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const search = new SearchService(new MysqlSearchSource(mysql.db), searchIndex.index, searchIndex.sync, searchIndex.spaces, text, searchLog, {
     boosts: { boost: config.search.boost, superBoost: config.search.superBoost },
     exactUpTo: config.search.exactUpTo,
+    lexical: config.search.lexical,
   });
   const events: CatalogEvents = {
     productsQueued: () => processing.notify(),

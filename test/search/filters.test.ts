@@ -166,7 +166,7 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
   for (const [id, rank] of Object.entries(BOOSTED)) {
     expect((await s.api.put(`${productsPath(s, catalogId)}/${id}/rank`, { rank })).status).toBe(200);
   }
-  const indexed = specs.map((p) => ({ id: p.id, embeddings: p.embeddings, metadata: p.metadata, rank: BOOSTED[p.id] ?? ("NO_BOOST" as Rank) }));
+  const indexed = specs.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: BOOSTED[p.id] ?? ("NO_BOOST" as Rank) }));
   return { s, catalogId, map: await storedMap(s, catalogId), indexed };
 }
 

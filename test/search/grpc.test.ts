@@ -89,7 +89,7 @@ afterAll(async () => {
   await text?.close();
 });
 
-const indexed = (): Indexed[] => specs.map((p) => ({ id: p.id, embeddings: p.embeddings, metadata: p.metadata, rank: RANKS[p.id] ?? "NO_BOOST" }));
+const indexed = (): Indexed[] => specs.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: RANKS[p.id] ?? "NO_BOOST" }));
 
 const grpcFilters = (filters: RestFilter[] = []) =>
   filters.map((f) => ({ field: f.field, operator: Filter_Operator[f.operator], value: f.value === undefined ? undefined : fromJson(ValueSchema, f.value) }));

@@ -34,6 +34,10 @@ const SEARCHES: [string, number][] = [
   ["black leather handbag", 1],
   ["white sneakers", 0.2],
   ["brown boots", 0.7],
+  // Lexical matches: a misspelling, a prefix, a misspelt word on its own.
+  ["blue denin jacket", 0.5],
+  ["leather handb", 0.5],
+  ["sneakres", 0.3],
 ];
 const SUBJECTS = ["sku-3", "sku-40"];
 
@@ -62,7 +66,7 @@ afterAll(async () => {
 });
 
 const indexed = (ranks: Record<string, Rank> = {}): Indexed[] =>
-  specs.map((p) => ({ id: p.id, embeddings: p.embeddings, metadata: p.metadata, rank: ranks[p.id] ?? "NO_BOOST" }));
+  specs.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: ranks[p.id] ?? "NO_BOOST" }));
 
 const search = (query: string, w: number, topK = 20) =>
   s.api.post("/search", { organizationId: s.org, catalogId, query, topK, visual_weight: w, similarity_threshold: 0 });

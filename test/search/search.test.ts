@@ -14,6 +14,7 @@ import { colourHistogram, completeWith, randomUnit, seededRandom } from "../supp
 import type { SyntheticEmbeddings } from "../support/synthetic-processing.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
+import { lexicalReference } from "../support/lexical-reference.js";
 import { cosine } from "../support/vectors.js";
 
 const BOOST = 0.05;
@@ -34,6 +35,7 @@ interface Fixture {
   org: string;
   catalogId: string;
   embeddings: Map<string, SyntheticEmbeddings>;
+  descriptors: Map<string, string>;
   map: TextImageMap;
 }
 
@@ -47,9 +49,11 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
   const catalogId = (await api.post(`/organizations/${org}/catalogs`, { name: "shop" })).body.id as string;
   const random = seededRandom(7);
   const embeddings = new Map<string, SyntheticEmbeddings>();
+  const descriptors = new Map<string, string>();
   const products = Array.from({ length: PRODUCTS }, (_, i) => {
     const id = `sku-${i}`;
     const descriptor = `${words[i % words.length]} ${i}`;
+    descriptors.set(id, descriptor);
     embeddings.set(id, { image: randomUnit(random, 1280), colour: colourHistogram(random, i % 11), text: text.encode(descriptor) });
     return {
       id,
@@ -62,16 +66,30 @@ async function fixture(env: Record<string, string>): Promise<Fixture> {
   await completeWith(server, embeddings);
   const bytes = await readMapBytes(server.app.mysql.db, catalogId);
   expect(bytes, "60 described products fit a text-image map").toBeDefined();
-  return { server, api, org, catalogId, embeddings, map: textImageMapFromBytes(bytes!) };
+  return { server, api, org, catalogId, embeddings, descriptors, map: textImageMapFromBytes(bytes!) };
 }
 
-/** The documented score, computed here from the stored embeddings and the catalog's map. */
-function expectedScores(f: Fixture, query: { visual: Float32Array; text: Float32Array }, w: number, ranks: Record<string, string> = {}) {
-  return [...f.embeddings].map(([id, e]) => {
+/**
+ * The documented score, computed here from the stored embeddings and the catalog's map; with the
+ * typed words of a search, the lexical similarity (no typed words: recommendations).
+ */
+function expectedScores(
+  f: Fixture,
+  query: { visual: Float32Array; text: Float32Array },
+  w: number,
+  ranks: Record<string, string> = {},
+  typed?: string,
+) {
+  const lexical = typed === undefined ? new Map<string, number>() : lexicalReference(typed, f.descriptors);
+  // A query of unknown words has a zero vector: no meaning to compare, only letters.
+  const meaningless = !query.text.some((x) => x !== 0);
+  const similar = (a: Float32Array, b: Float32Array) => (meaningless ? 0 : cosine(a, b));
+  return [...f.embeddings].filter(([id]) => !meaningless || (lexical.get(id) ?? -1) > -1).map(([id, e]) => {
     const visual = f.map.apply(e.image, e.colour);
     const boost = ranks[id] === "BOOST" ? BOOST : ranks[id] === "SUPER_BOOST" ? SUPER_BOOST : 0;
-    return { productId: id, score: w * cosine(query.visual, visual) + (1 - w) * cosine(query.text, e.text) + boost };
-  }).sort((a, b) => b.score - a.score);
+    const textSimilarity = Math.max(similar(query.text, e.text), lexical.get(id) ?? -1);
+    return { productId: id, score: w * similar(query.visual, visual) + (1 - w) * textSimilarity + boost };
+  }).sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
 }
 
 describe.each([
@@ -89,14 +107,14 @@ describe.each([
   const search = (body: Record<string, unknown>) =>
     f.api.post("/search", { organizationId: f.org, catalogId: f.catalogId, similarity_threshold: 0, ...body });
 
-  it("ranks by visual_weight * visual cosine + (1 - visual_weight) * text cosine, as an exact computation does", async () => {
-    for (const query of ["red dress", "black leather handbag", "sneakers"]) {
+  it("ranks by visual_weight * visual cosine + (1 - visual_weight) * max(text cosine, lexical), as an exact computation does", async () => {
+    for (const query of ["red dress", "black leather handbag", "sneakers", "blue denin jacket", "handb", "snaekers 12"]) {
       for (const w of [1, 0.5, 0.2]) {
         const res = await search({ query, topK: 15, visual_weight: w });
         expect(res.status).toBe(200);
         expect(res.body.status).toBe("success");
         const q = text.encode(query);
-        const expected = expectedScores(f, { visual: q, text: q }, w).filter((e) => e.score >= 0).slice(0, 15);
+        const expected = expectedScores(f, { visual: q, text: q }, w, {}, query).filter((e) => e.score >= 0).slice(0, 15);
         expect(res.body.results.map((r: { productId: string }) => r.productId)).toEqual(expected.map((e) => e.productId));
         res.body.results.forEach((r: { score: number }, i: number) => expect(r.score).toBeCloseTo(expected[i]!.score, 5));
       }
@@ -116,7 +134,7 @@ describe.each([
 
   it("drops results below similarity_threshold", async () => {
     const q = text.encode("red dress");
-    const expected = expectedScores(f, { visual: q, text: q }, 0.3).filter((e) => e.score >= 0.35);
+    const expected = expectedScores(f, { visual: q, text: q }, 0.3, {}, "red dress").filter((e) => e.score >= 0.35);
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(PRODUCTS);
     const res = await search({ query: "red dress", topK: 100, visual_weight: 0.3, similarity_threshold: 0.35 });
@@ -125,7 +143,7 @@ describe.each([
 
   it("lifts BOOST and SUPER_BOOST products by the configured amounts, from the very next query", async () => {
     const q = text.encode("green summer top");
-    const plain = expectedScores(f, { visual: q, text: q }, 0.5);
+    const plain = expectedScores(f, { visual: q, text: q }, 0.5, {}, "green summer top");
     const boosted = plain[12]!.productId;
     const superBoosted = plain[20]!.productId;
     const base = `/organizations/${f.org}/catalogs/${f.catalogId}/products`;
@@ -133,7 +151,7 @@ describe.each([
     expect((await f.api.put(`${base}/${superBoosted}/rank`, { rank: "SUPER_BOOST" })).status).toBe(200);
     try {
       const ranks = { [boosted]: "BOOST", [superBoosted]: "SUPER_BOOST" };
-      const expected = expectedScores(f, { visual: q, text: q }, 0.5, ranks).slice(0, 25);
+      const expected = expectedScores(f, { visual: q, text: q }, 0.5, ranks, "green summer top").slice(0, 25);
       const res = await search({ query: "green summer top", topK: 25, visual_weight: 0.5 });
       expect(res.body.results.map((r: { productId: string }) => r.productId)).toEqual(expected.map((e) => e.productId));
       const hit = (id: string) => res.body.results.find((r: { productId: string }) => r.productId === id);
@@ -217,7 +235,7 @@ describe("search requests", () => {
     expectErrorObject(await otherApi.post("/search", { ...valid(), organizationId: other }), 404, "POST", "/search");
   });
 
-  it("answers an empty list for a query of words it does not know", async () => {
+  it("answers an empty list for a query of words it does not know that match no product's letters either", async () => {
     const res = await f.api.post("/search", { ...valid(), query: "qwxzzkv" });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: "success", results: [] });

@@ -43,7 +43,7 @@ beforeAll(async () => {
   specs = syntheticProducts(text, 60, { seed: 21 });
   await postProducts(s, catalogId, specs);
   await processProducts(s, specs);
-  for (const p of specs) indexed.set(p.id, { id: p.id, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
+  for (const p of specs) indexed.set(p.id, { id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
 }, 180_000);
 afterAll(async () => {
   await s?.server.close();

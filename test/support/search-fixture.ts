@@ -16,6 +16,7 @@ import { colourHistogram, completeWith, randomUnit, seededRandom } from "./synth
 import type { SyntheticEmbeddings } from "./synthetic-processing.js";
 import { startTestServer } from "./test-server.js";
 import type { TestServer } from "./test-server.js";
+import { lexicalReference } from "./lexical-reference.js";
 import { cosine } from "./vectors.js";
 
 export const BOOST = 0.05;
@@ -37,6 +38,8 @@ export interface ProductSpec {
 /** What the test believes a searchable (PROCESSED) product looks like in the index. */
 export interface Indexed {
   id: string;
+  /** What its lexical words are (lexical-reference.ts). */
+  descriptor: string;
   embeddings: SyntheticEmbeddings;
   rank: Rank;
   metadata: JsonRecord;
@@ -149,12 +152,14 @@ export async function productStatus(s: Served, catalogId: string, productId: str
 export interface QueryParts {
   visual: Float32Array;
   text: Float32Array;
+  /** A search's words, matched lexically with the descriptors; none for recommendations. */
+  typed?: string;
 }
 
-/** A text query is compared with both the mapped photos and the descriptors. */
+/** A text query is compared with both the mapped photos and the descriptors, in meaning and in letters. */
 export function textQuery(text: OpenedTextEncoder, query: string): QueryParts {
   const q = text.encode(query.trim().toLowerCase());
-  return { visual: q, text: q };
+  return { visual: q, text: q, typed: query };
 }
 
 /** Recommendations compare the subject's mapped photo and its descriptor with everyone's. */
@@ -174,19 +179,26 @@ export function mapped(map: TextImageMap, e: SyntheticEmbeddings): Float32Array 
 }
 
 /**
- * Every indexed product with its documented score, best first:
- * w * cos(query visual, mapped photo) + (1 - w) * cos(query text, descriptor) + boost.
+ * Every indexed product with its documented score, best first (equal scores by id):
+ * w * cos(query visual, mapped photo) + (1 - w) * max(cos(query text, descriptor), lexical) + boost.
+ * A query of unknown words (zero vector) ranks only the products it matches lexically, by letters.
  * The metadata is what results show and filters test: the product's metadata with `rank` set.
  */
 export function ranking(map: TextImageMap, indexed: Iterable<Indexed>, query: QueryParts, w: number): Required<Hit>[] {
-  return [...indexed]
+  const products = [...indexed];
+  const lexical = query.typed === undefined ? new Map<string, number>() : lexicalReference(query.typed, new Map(products.map((p) => [p.id, p.descriptor])));
+  const meaningless = !query.text.some((x) => x !== 0);
+  const similar = (a: Float32Array, b: Float32Array) => (meaningless ? 0 : cosine(a, b));
+  return products
+    .filter((p) => !meaningless || (lexical.get(p.id) ?? -1) > -1)
     .map((p) => {
       const visual = mapped(map, p.embeddings);
       const boost = p.rank === "BOOST" ? BOOST : p.rank === "SUPER_BOOST" ? SUPER_BOOST : 0;
-      const score = w * cosine(query.visual, visual) + (1 - w) * cosine(query.text, p.embeddings.text) + boost;
+      const textSimilarity = Math.max(similar(query.text, p.embeddings.text), lexical.get(p.id) ?? -1);
+      const score = w * similar(query.visual, visual) + (1 - w) * textSimilarity + boost;
       return { productId: p.id, score, metadata: { ...p.metadata, rank: p.rank } };
     })
-    .sort((a, b) => b.score - a.score);
+    .sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
 }
 
 /** Asserts the service's hits are exactly the expected ones: same ids in order, same scores. */

@@ -11,12 +11,13 @@ const indexableColumns = {
   productId: products.id,
   rank: products.rank,
   metadata: products.metadata,
+  descriptor: products.descriptor,
   image: productEmbeddings.image,
   colour: productEmbeddings.colour,
   text: productEmbeddings.text,
 };
 
-type IndexableRow = { productId: string; rank: IndexableProduct["rank"]; metadata: IndexableProduct["metadata"]; image: Buffer; colour: Buffer; text: Buffer };
+type IndexableRow = { productId: string; rank: IndexableProduct["rank"]; metadata: IndexableProduct["metadata"]; descriptor: string; image: Buffer; colour: Buffer; text: Buffer };
 
 export class MysqlIndexSource implements IndexSource {
   constructor(
@@ -129,6 +130,7 @@ function toIndexable(row: IndexableRow): IndexableProduct {
     productId: row.productId,
     rank: row.rank,
     metadata: row.metadata,
+    descriptor: row.descriptor,
     embeddings: { image: bytesToVector(row.image), colour: bytesToVector(row.colour), text: bytesToVector(row.text) },
   };
 }

@@ -1,12 +1,14 @@
 // The vector index on Redis >= 8 vector sets (HNSW, cosine). Per catalog: one vector set of element
-// vectors whose attributes are the products' filterable metadata, and one hash with the build
-// version. Both keys share a hash tag, so a catalog lives on one Redis Cluster shard and the query
-// script can touch both.
+// vectors whose attributes are the products' filterable metadata, one hash with the build version,
+// and the lexical index (lexical-script.ts). All keys share a hash tag, so a catalog lives on one
+// Redis Cluster shard and the query script can touch them all.
+import { randomBytes } from "node:crypto";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
-import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex } from "../../search/index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VectorIndex, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
 
 export interface RedisVectorIndexOptions {
@@ -23,16 +25,21 @@ export class RedisVectorIndex implements VectorIndex {
     private readonly redis: RedisClient,
     private readonly options: RedisVectorIndexOptions,
   ) {
-    redis.defineCommand("vitrineQuery", { numberOfKeys: 2, lua: QUERY_SCRIPT });
+    redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
+    redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
+    redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
   }
 
   async query(catalogId: string, query: IndexQuery): Promise<IndexAnswer> {
     const filter = redisFilterExpression(query.filters) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
-    const reply = (await (this.redis as unknown as QueryCommand).vitrineQuery(
+    const lexical = query.lexical;
+    // Buffers: holders' element blobs are binary.
+    const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(catalogId),
       this.metaKey(catalogId),
+      this.lexicalPrefix(catalogId),
       query.expectedVersion,
       exactUpTo,
       fp32(query.vector),
@@ -41,43 +48,79 @@ export class RedisVectorIndex implements VectorIndex {
       filter,
       String(query.count * 100),
       query.servableVersionPrefix,
-    )) as (string | number)[];
-    if (reply[0] === "stale") return { kind: "stale", version: reply[1] === "" ? undefined : String(reply[1]) };
+      ...(lexical
+        ? [
+            lexical.vocabulary.build,
+            String(lexical.vocabulary.size),
+            String(lexical.maxProducts),
+            ...lexical.words,
+          ]
+        : [""]),
+    )) as (Buffer | number)[];
+    const kind = String(reply[0]);
+    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
+    if (kind === "vocabulary") return { kind: "vocabulary" };
     const hits = [];
-    for (let i = 4; i < reply.length; i += 3) {
-      const attributes = reply[i + 2] === "" ? {} : (JSON.parse(String(reply[i + 2])) as JsonObject);
-      hits.push({ productId: String(reply[i]), cosine: 2 * Number(reply[i + 1]) - 1, attributes });
+    let i = 5;
+    for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
+      hits.push({ productId: String(reply[i]), cosine: 2 * Number(String(reply[i + 1])) - 1, attributes: attributesOf(String(reply[i + 2])) });
     }
-    return { kind: "ok", size: Number(reply[1]), exact: reply[2] === 1, current: reply[3] === 1, hits };
+    const common = reply.slice(i + 1, i + 1 + Number(reply[i])).map(String);
+    const holders: LexicalHit[] = [];
+    for (i += 1 + common.length; lexical && i < reply.length; i += 4) {
+      holders.push({
+        productId: String(reply[i]),
+        dots: partDots(reply[i + 1] as Buffer, lexical.visual, lexical.text),
+        attributes: attributesOf(String(reply[i + 2])),
+        words: String(reply[i + 3]).split(" ").filter((w) => w !== ""),
+      });
+    }
+    return { kind: "ok", size: Number(reply[1]), exact: Number(reply[2]) === 1, current: Number(reply[4]) === 1, hits, lexical: holders, common };
+  }
+
+  async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
+    const reply = (await (this.redis as unknown as Scripts).vitrineVocabulary(
+      this.metaKey(catalogId),
+      this.lexicalPrefix(catalogId),
+      known?.build ?? "",
+      String(known?.size ?? 0),
+    )) as string[];
+    return { build: reply[0] === "" ? undefined : reply[0], whole: Number(reply[1]) === 1, words: reply.slice(2).map(String) };
   }
 
   async upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void> {
-    await this.add(this.vectorsKey(catalogId), entries);
+    await this.add(catalogId, this.vectorsKey(catalogId), "", entries);
   }
 
   async remove(catalogId: string, productIds: readonly string[]): Promise<void> {
     const key = this.vectorsKey(catalogId);
     for (let start = 0; start < productIds.length; start += PIPELINE) {
-      const pipeline = this.redis.pipeline();
-      for (const id of productIds.slice(start, start + PIPELINE)) pipeline.call("VREM", key, id);
+      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+      for (const id of productIds.slice(start, start + PIPELINE)) {
+        pipeline.call("VREM", key, id);
+        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "");
+      }
       check(await pipeline.exec());
     }
   }
 
   async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number> {
-    // Built aside and renamed into place: readers see the old set until the new one is whole.
+    // Built aside and switched to at once: readers see the old set and words until the new ones are
+    // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
     const building = this.buildingKey(catalogId);
+    const build = randomBytes(6).toString("hex");
     await this.redis.del(building);
     let count = 0;
     for await (const page of pages) {
-      await this.add(building, page);
+      await this.add(catalogId, building, build, page);
       count += page.length;
     }
     const commit = this.redis.multi();
     if (count > 0) commit.rename(building, this.vectorsKey(catalogId));
     else commit.del(this.vectorsKey(catalogId));
-    commit.hset(this.metaKey(catalogId), { version, builtAt: new Date().toISOString(), size: String(count) });
+    commit.hset(this.metaKey(catalogId), { version, lex: build, builtAt: new Date().toISOString(), size: String(count) });
     check(await commit.exec());
+    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(catalogId))}*`, (key) => !key.startsWith(`${this.lexicalPrefix(catalogId)}${build}:`));
     return count;
   }
 
@@ -93,6 +136,7 @@ export class RedisVectorIndex implements VectorIndex {
 
   async drop(catalogId: string): Promise<void> {
     await this.redis.del(this.vectorsKey(catalogId), this.metaKey(catalogId), this.buildingKey(catalogId));
+    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(catalogId))}*`, () => true);
   }
 
   async catalogIds(): Promise<string[]> {
@@ -117,15 +161,36 @@ export class RedisVectorIndex implements VectorIndex {
     return Number((await this.redis.call("MEMORY", "USAGE", this.vectorsKey(catalogId))) ?? 0);
   }
 
-  private async add(key: string, entries: readonly IndexEntry[]): Promise<void> {
+  /** Writes entries' vectors into `key` and their words into the lexical build (""= the current one). */
+  private async add(catalogId: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
     for (let start = 0; start < entries.length; start += PIPELINE) {
-      const pipeline = this.redis.pipeline();
+      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
       for (const e of entries.slice(start, start + PIPELINE)) {
         // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
         pipeline.call("VADD", key, "FP32", fp32(e.vector), e.productId, "NOQUANT", "SETATTR", redisAttributesJson(e.attributes));
+        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, e.words.join(" "));
       }
       check(await pipeline.exec());
     }
+  }
+
+  /** Unlinks the keys matching a glob pattern that `keep` rejects (SCAN: other keys are untouched). */
+  private async deleteMatching(pattern: string, remove: (key: string) => boolean): Promise<void> {
+    // On a cluster every master is scanned; the keys found share the catalog's hash tag, so each
+    // node's batch is one slot's.
+    await forEachPrimary(this.redis, async (node) => {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        const doomed = keys.filter(remove);
+        if (doomed.length > 0) await node.unlink(...doomed);
+      } while (cursor !== "0");
+    });
+  }
+
+  private lexicalPrefix(catalogId: string): string {
+    return `${this.options.keyPrefix}{${catalogId}}:lex:`;
   }
 
   private vectorsKey(catalogId: string): string {
@@ -141,8 +206,28 @@ export class RedisVectorIndex implements VectorIndex {
   }
 }
 
-interface QueryCommand {
-  vitrineQuery(...args: (string | Buffer)[]): Promise<unknown>;
+interface Scripts {
+  vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
+  vitrineVocabulary(...args: string[]): Promise<unknown>;
+}
+
+interface PipelineScripts {
+  call(...args: (string | Buffer)[]): unknown;
+  vitrineLexicalPut(...args: string[]): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+function attributesOf(json: string): JsonObject {
+  return json === "" ? {} : (JSON.parse(json) as JsonObject);
+}
+
+/** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
+function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
+  let v = 0;
+  let t = 0;
+  for (let j = 0; j < visual.length; j++) v += blob.readFloatLE(j * 4) * visual[j]!;
+  for (let j = 0; j < text.length; j++) t += blob.readFloatLE((visual.length + j) * 4) * text[j]!;
+  return { visual: v, text: t };
 }
 
 /** Vector sets read FP32 blobs as little-endian floats. */

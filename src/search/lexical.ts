@@ -1,0 +1,131 @@
+// The lexical half of the text similarity: how well the words a shopper typed match the words of a
+// product's descriptor, letter for letter. Defined exactly (README: "Search and recommendations"):
+//
+//   match(q, d) = 1              d == q
+//               = 1 - 0.2 * k    d within k edits (Levenshtein) of q: k <= 1 from 4 letters, k <= 2 from 8
+//               = (1 + |q|/|d|)/2 q is the query's last word, has 3+ letters and is a prefix of d
+//   lexical     = 0.9 * mean over query words q of (best match(q, d) over the product's words d)
+//               + 0.1 * (product words matched by some query word) / (product words)
+//
+// lexical lies in (0, 1] for a product that has a matched word held by at most COMMON_WORD_PRODUCTS
+// products of the catalog, and is NO_LEXICAL_MATCH (-1, the floor of a cosine) for every other
+// product. The text similarity is max(semantic cosine, lexical), so a product with no such word keeps
+// exactly its semantic score. Fuzzy and prefix lookups over the catalog's vocabulary are minisearch's
+// radix tree (SearchableMap.fuzzyGet / atPrefix).
+import SearchableMap from "minisearch/SearchableMap";
+import { tokenize } from "../embeddings/tokenize.js";
+
+export const LEXICAL_LIMITS = {
+  /** Query words beyond this many are not matched lexically (their meaning still counts). */
+  maxQueryWords: 16,
+  /** Longer words are cut to this many characters, in descriptors and queries alike. */
+  maxWordLength: 40,
+  /** The last query word matches as a prefix from this many letters. */
+  prefixFrom: 3,
+  /** A prefix stands for at most this many catalog words: the shortest, then alphabetically first. */
+  maxPrefixWords: 64,
+  /** Words of this many letters match within one edit, */
+  oneEditFrom: 4,
+  /** and within two from this many. */
+  twoEditsFrom: 8,
+  /**
+   * A matched word held by more products than this (a "common" word, like "men" in a large catalog)
+   * adds to the lexical similarity of products that match a rarer query word, but does not make a
+   * product a lexical match by itself: scoring every holder of such a word would cost a scan.
+   */
+  commonWordProducts: 500,
+} as const;
+
+export const NO_LEXICAL_MATCH = -1;
+
+/** Lexical weight of the query's coverage; the rest rewards products with few unmatched words. */
+const QUERY_COVERAGE = 0.9;
+const EDIT_PENALTY = 0.2;
+
+/**
+ * A text's distinct words for lexical matching: the text encoder's tokens, hyphens dropped
+ * ("t-shirt" and "tshirt" are one word), accents removed, in order of first appearance.
+ */
+export function lexicalWords(text: string, limit = Infinity): string[] {
+  const words = new Set<string>();
+  for (const token of tokenize(text)) {
+    const word = [...token.normalize("NFD").replace(/\p{M}/gu, "").replace(/-/g, "")].slice(0, LEXICAL_LIMITS.maxWordLength).join("");
+    if (word === "") continue;
+    words.add(word);
+    if (words.size >= limit) break;
+  }
+  return [...words];
+}
+
+/** One catalog's vocabulary as this process last read it from the index. */
+export class LexicalVocabulary {
+  private readonly tree = new SearchableMap<true>();
+
+  constructor(
+    /** Which build of the catalog's lexical index the words come from. */
+    readonly build: string,
+    /** How many entries of the build's append-only word list have been read. */
+    public size = 0,
+  ) {}
+
+  add(words: readonly string[]): void {
+    for (const word of words) this.tree.set(word, true);
+    this.size += words.length;
+  }
+
+  /** Catalog words each query word matches, with the value of the match. */
+  expand(queryWords: readonly string[]): ExpandedQuery {
+    const perWord = queryWords.map((q, i) => {
+      const matches = new Map<string, number>();
+      const letters = [...q].length;
+      const edits = letters >= LEXICAL_LIMITS.twoEditsFrom ? 2 : letters >= LEXICAL_LIMITS.oneEditFrom ? 1 : 0;
+      if (edits === 0) {
+        if (this.tree.has(q)) matches.set(q, 1);
+      } else {
+        for (const [word, [, distance]] of this.tree.fuzzyGet(q, edits)) matches.set(word, 1 - EDIT_PENALTY * distance);
+      }
+      if (i === queryWords.length - 1 && letters >= LEXICAL_LIMITS.prefixFrom) {
+        const longer = [...this.tree.atPrefix(q).keys()]
+          .filter((w) => w !== q)
+          .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
+          .slice(0, LEXICAL_LIMITS.maxPrefixWords);
+        for (const word of longer) matches.set(word, Math.max(matches.get(word) ?? 0, (1 + letters / [...word].length) / 2));
+      }
+      return matches;
+    });
+    const words = new Set<string>();
+    for (const matches of perWord) for (const word of matches.keys()) words.add(word);
+    return { perWord, words: [...words] };
+  }
+}
+
+export interface ExpandedQuery {
+  /** For each query word: the catalog words it matches and how well (0, 1]. */
+  perWord: readonly ReadonlyMap<string, number>[];
+  /** Every catalog word some query word matches. */
+  words: readonly string[];
+}
+
+/**
+ * The lexical similarity of a product with these words; NO_LEXICAL_MATCH unless one of its matched
+ * words is outside `common` (see LEXICAL_LIMITS.commonWordProducts).
+ */
+export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly string[], common: ReadonlySet<string>): number {
+  if (query.perWord.length === 0 || productWords.length === 0) return NO_LEXICAL_MATCH;
+  let matched = 0;
+  let distinctive = false;
+  for (const word of productWords) {
+    if (query.perWord.some((m) => m.has(word))) {
+      matched++;
+      if (!common.has(word)) distinctive = true;
+    }
+  }
+  if (!distinctive) return NO_LEXICAL_MATCH;
+  let best = 0;
+  for (const matches of query.perWord) {
+    let top = 0;
+    for (const word of productWords) top = Math.max(top, matches.get(word) ?? 0);
+    best += top;
+  }
+  return QUERY_COVERAGE * (best / query.perWord.length) + (1 - QUERY_COVERAGE) * (matched / productWords.length);
+}

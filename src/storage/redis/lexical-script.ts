@@ -1,0 +1,50 @@
+// A catalog's lexical index lives beside its vector set, under the same hash tag, in keys named by
+// a build id (meta hash field `lex`), so a rebuild writes a new build aside and switches to it at
+// once, like the vector set's rename:
+//   <base>docs      hash   product id -> its words, space-separated
+//   <base>w:<word>  set    the products holding the word (a posting list)
+//   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
+//                          so a process reads only what was added since it last looked)
+// with <base> = <prefix>{<catalogId>}:lex:<build>:
+
+// Sets (or, with no words, removes) one product's words.
+// KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
+// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces
+export const LEXICAL_PUT_SCRIPT = `
+local build = ARGV[1]
+if build == '' then build = redis.call('HGET', KEYS[1], 'lex') end
+-- No build: the index is gone or predates lexical matching; its version forces a rebuild.
+if not build then return 0 end
+local base = KEYS[2] .. build .. ':'
+local id = ARGV[2]
+local old = redis.call('HGET', base .. 'docs', id)
+local had, now = {}, {}
+if old then for w in string.gmatch(old, '%S+') do had[w] = true end end
+for w in string.gmatch(ARGV[3], '%S+') do now[w] = true end
+for w in pairs(had) do
+  if not now[w] then redis.call('SREM', base .. 'w:' .. w, id) end
+end
+for w in pairs(now) do
+  if not had[w] then
+    local key = base .. 'w:' .. w
+    redis.call('SADD', key, id)
+    if redis.call('SCARD', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
+  end
+end
+if ARGV[3] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, ARGV[3]) end
+return 1
+`;
+
+// The catalog's current build and its vocabulary list from an offset (all of it for another build).
+// KEYS[1] meta hash, KEYS[2] lexical key prefix; ARGV: known build, known size
+// Reply: {build or "", whole (0/1), words...}
+export const VOCABULARY_SCRIPT = `
+local build = redis.call('HGET', KEYS[1], 'lex')
+if not build then return {'', 1} end
+local from = 0
+if build == ARGV[1] then from = tonumber(ARGV[2]) end
+local reply = {build, from == 0 and 1 or 0}
+local words = redis.call('LRANGE', KEYS[2] .. build .. ':vocab', from, -1)
+for i = 1, #words do reply[#reply + 1] = words[i] end
+return reply
+`;

@@ -1,0 +1,212 @@
+// Lexical matching against the real Redis 8 and MariaDB: exact words, misspellings, prefixes and
+// words the word model does not know find their products with the documented score (computed here
+// by brute force, see lexical-reference.ts); filters apply to them exactly; deletes, re-creations and
+// rank changes show at once; a second API process sees words the first one's writes added.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
+import { createApp } from "../../src/server/app.js";
+import type { App } from "../../src/server/app.js";
+import { expectErrorObject, restClient } from "../support/rest-client.js";
+import type { RestClient } from "../support/rest-client.js";
+import { colourHistogram, randomUnit, seededRandom } from "../support/synthetic-processing.js";
+import {
+  BOOST,
+  COLOUR_NAMES,
+  createCatalog,
+  expectHits,
+  ids,
+  openText,
+  postProducts,
+  processProducts,
+  productsPath,
+  ranking,
+  serve,
+  storedMap,
+  textQuery,
+} from "../support/search-fixture.js";
+import type { Indexed, JsonRecord, ProductSpec, Served } from "../support/search-fixture.js";
+
+const W = 0.5;
+const ALL = 100;
+const BRANDS = ["skechers", "reebok", "myntra", "converse", "fossil", "puma"];
+const KINDS = ["running shoes", "sunglasses", "tshirt", "analog watch", "backpack", "track pants", "casual shoes", "cap"];
+const GENDERS = ["men", "women"];
+
+let text: OpenedTextEncoder;
+let s: Served;
+let catalogId: string;
+let specs: ProductSpec[];
+const indexed = new Map<string, Indexed>();
+
+function product(i: number, brand: string, descriptor: string, random: () => number): ProductSpec {
+  return {
+    id: `sku-${i}`,
+    descriptor,
+    metadata: { brand, price: 10 + ((i * 7) % 90), colour: COLOUR_NAMES[i % 11]! },
+    embeddings: { image: randomUnit(random, 1280), colour: colourHistogram(random, i % 11), text: text.encode(descriptor) },
+  };
+}
+
+beforeAll(async () => {
+  text = await openText();
+  s = await serve();
+  catalogId = await createCatalog(s, "brands");
+  const random = seededRandom(11);
+  specs = Array.from({ length: 48 }, (_, i) => {
+    const brand = BRANDS[i % BRANDS.length]!;
+    const descriptor = `${brand} ${GENDERS[i % 2]} ${COLOUR_NAMES[i % 11]} ${KINDS[Math.floor(i / BRANDS.length) % KINDS.length]}`;
+    return product(i, brand, descriptor, random);
+  });
+  await postProducts(s, catalogId, specs);
+  await processProducts(s, specs);
+  for (const p of specs) indexed.set(p.id, { id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
+}, 180_000);
+afterAll(async () => {
+  await s?.server.close();
+  await text?.close();
+});
+
+function search(query: string, extra: object = {}, api: RestClient = s.api) {
+  return api.post("/search", { organizationId: s.org, catalogId, query, topK: ALL, visual_weight: W, similarity_threshold: 0, ...extra });
+}
+
+async function expected(query: string, w = W) {
+  return ranking(await storedMap(s, catalogId), indexed.values(), textQuery(text, query), w).filter((h) => h.score >= 0);
+}
+
+/** The service answers `query` exactly as the documented score ranks the indexed products. */
+async function expectExact(query: string, extra: object = {}, api?: RestClient): Promise<{ productId: string; metadata: JsonRecord }[]> {
+  const res = await search(query, extra, api);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expectHits(res.body.results, await expected(query), query);
+  return res.body.results;
+}
+
+const brandOf = (hit: { metadata: JsonRecord }) => hit.metadata.brand;
+const brandCount = (brand: string) => [...indexed.values()].filter((p) => p.metadata.brand === brand).length;
+
+describe("lexical matching", () => {
+  it("finds a brand by its exact name: every product of the brand first, scored exactly", async () => {
+    for (const brand of ["reebok", "skechers", "fossil"]) {
+      const hits = await expectExact(brand);
+      expect(hits.slice(0, brandCount(brand)).map(brandOf), brand).toEqual(Array(brandCount(brand)).fill(brand));
+    }
+  });
+
+  it("finds a brand misspelt by one edit, a long word by two, and a brand by its first four letters", async () => {
+    for (const [query, brand] of [["skezhers", "skechers"], ["reeok", "reebok"], ["convesre", "converse"], ["skec", "skechers"]] as const) {
+      const hits = await expectExact(query);
+      expect(hits.slice(0, brandCount(brand)).map(brandOf), query).toEqual(Array(brandCount(brand)).fill(brand));
+    }
+    // A prefix the word model also reads as a word: meaning and letters both count.
+    expect(brandOf((await expectExact("conv"))[0]!)).toBe("converse");
+    // A misspelt product word: within two edits of "sunglasses" (10 letters).
+    const sunglasses = await expectExact("sunglases");
+    expect(sunglasses.length).toBeGreaterThan(0);
+    expect(sunglasses.slice(0, 6).every((h) => specs.find((p) => p.id === h.productId)!.descriptor.includes("sunglasses"))).toBe(true);
+  });
+
+  it("matches words the word model does not know on their letters alone, instead of answering nothing", async () => {
+    expect(text.encode("myntra").some((x) => x !== 0), "the word model does not know the word").toBe(false);
+    const hits = await expectExact("myntra");
+    expect(hits.map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
+    // Unknown and misspelt: still its letters (one substitution; a transposition is two edits).
+    expect((await expectExact("myntla")).map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
+  });
+
+  it("puts the product whose exact title was typed first", async () => {
+    for (const p of specs.slice(0, 12)) {
+      for (const w of [0.2, 0.5]) {
+        const res = await search(p.descriptor, { visual_weight: w, topK: 3 });
+        expect(ids(res.body.results)[0], `${p.descriptor} at ${w}`).toBe(p.id);
+      }
+    }
+  });
+
+  it("applies every filter to lexical matches exactly as to vector results", async () => {
+    const cases: [string, { field: string; operator: string; value: unknown }[], (m: JsonRecord) => boolean][] = [
+      ["reebok", [{ field: "price", operator: "lte", value: 50 }], (m) => (m.price as number) <= 50],
+      ["skezhers shoes", [{ field: "brand", operator: "ne", value: "skechers" }], (m) => m.brand !== "skechers"],
+      ["conv", [{ field: "colour", operator: "in", value: ["red", "blue", "black"] }], (m) => ["red", "blue", "black"].includes(m.colour as string)],
+      ["myntra", [{ field: "price", operator: "gt", value: 40 }], (m) => (m.price as number) > 40],
+    ];
+    for (const [query, filters, passes] of cases) {
+      const res = await search(query, { filters });
+      expect(res.status).toBe(200);
+      const want = (await expected(query)).filter((h) => passes(h.metadata));
+      expectHits(res.body.results, want, `${query} ${JSON.stringify(filters)}`);
+      expect(res.body.results.length, query).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers a query of punctuation or emoji with an empty list, a 1,000-character or mixed-script one exactly, and 400 beyond", async () => {
+    for (const query of ["!!! ???", "👟👟", "—"]) {
+      const res = await search(query);
+      expect(res.status, query).toBe(200);
+      expect(res.body.results, query).toEqual([]);
+    }
+    for (const query of ["reebok 👟 кроссовки 跑鞋", `${"reebok running shoes ".repeat(48)}skec`.slice(0, 1000)]) {
+      expect(query.length).toBeLessThanOrEqual(1000);
+      await expectExact(query);
+    }
+    expectErrorObject(await search("a".repeat(1001)), 400, "POST", "/search");
+  });
+});
+
+describe("visibility of lexical matches", () => {
+  it("a deleted product leaves lexical matches by the time DELETE answers", async () => {
+    const gone = (await expectExact("fossil"))[0]!.productId;
+    expect((await s.api.delete(`${productsPath(s, catalogId)}/${gone}`)).status).toBe(200);
+    indexed.delete(gone);
+    expect(ids(await expectExact("fossil"))).not.toContain(gone);
+    expect(ids(await expectExact("fosil"))).not.toContain(gone);
+  });
+
+  it("a re-created product leaves at once, then matches on its new words only, in this process and another", async () => {
+    const other = await createApp(s.server.config);
+    try {
+      const { restUrl } = await other.listen();
+      const api2 = restClient(restUrl, await s.server.createKey(s.org));
+      // Both processes have read the vocabulary before the new word exists.
+      await expectExact("puma");
+      await expectExact("puma", {}, api2);
+      expect((await search("zanzibarq")).body.results).toEqual([]);
+      expect((await search("zanzibarq", {}, api2)).body.results).toEqual([]);
+
+      const recreated = (await expectExact("puma"))[0]!.productId;
+      const old = specs.find((p) => p.id === recreated)!;
+      const fresh = product(Number(recreated.slice(4)), "zanzibarq", "zanzibarq women black sunglasses", seededRandom(99));
+      expect((await s.api.post(productsPath(s, catalogId), [{ id: fresh.id, imageUrl: `https://images.example/${fresh.id}-2.jpg`, descriptor: fresh.descriptor, metadata: fresh.metadata }])).status).toBe(202);
+      indexed.delete(recreated);
+      expect(ids(await expectExact("puma"))).not.toContain(recreated);
+      expect(ids(await expectExact("puma", {}, api2))).not.toContain(recreated);
+
+      await processProducts(s, [fresh]);
+      indexed.set(fresh.id, { id: fresh.id, descriptor: fresh.descriptor, embeddings: fresh.embeddings, metadata: fresh.metadata, rank: "NO_BOOST" });
+      for (const api of [s.api, api2]) {
+        expect(ids(await expectExact("zanzibarq", {}, api))[0]).toBe(fresh.id);
+        expect(ids(await expectExact("zanzibrq", {}, api))[0]).toBe(fresh.id);
+        expect(ids(await expectExact("zanz", {}, api))[0]).toBe(fresh.id);
+        // Still a product (meaning counts), but no longer a lexical match of its old brand.
+        const puma = await expectExact("puma", {}, api);
+        expect(puma.slice(0, brandCount("puma")).map(brandOf)).toEqual(Array(brandCount("puma")).fill("puma"));
+        expect(ids(puma.slice(0, brandCount("puma")))).not.toContain(recreated);
+      }
+      expect(old.descriptor).toContain("puma");
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a rank change lifts a lexical match by the boost from the very next query", async () => {
+    const before = await expectExact("reebok");
+    const lifted = before[3]!.productId;
+    const score = (before[3] as unknown as { score: number }).score;
+    expect((await s.api.put(`${productsPath(s, catalogId)}/${lifted}/rank`, { rank: "BOOST" })).status).toBe(200);
+    indexed.set(lifted, { ...indexed.get(lifted)!, rank: "BOOST" });
+    const after = await expectExact("reebok");
+    const hit = after.find((h) => h.productId === lifted) as unknown as { score: number; metadata: JsonRecord };
+    expect(hit.score).toBeCloseTo(score + BOOST, 5);
+    expect(hit.metadata.rank).toBe("BOOST");
+  });
+});
