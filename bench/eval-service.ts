@@ -17,6 +17,7 @@ import { createApp } from "../src/server/app.js";
 import type { App } from "../src/server/app.js";
 import { completeWith } from "../test/support/synthetic-processing.js";
 import type { TestServer } from "../test/support/test-server.js";
+import { freePort } from "../test/support/free-port.js";
 
 export interface EvalItem {
   id: string;
@@ -212,11 +213,3 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
   }
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

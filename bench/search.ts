@@ -39,6 +39,7 @@ import { lexicalWords } from "../src/search/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
 import { misspelt } from "./eval-service.js";
 import { seededRandom } from "../test/support/random.js";
+import { freePort } from "../test/support/free-port.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
@@ -1044,14 +1045,6 @@ function printSummary(outcomes: Outcome[]): void {
   console.log(`  exactly (VSIM TRUTH) instead of HNSW. Service latencies include the search_log write-behind and the index sweeper.`);
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 if (isMainThread) {
   await main();
