@@ -20,14 +20,21 @@ export class MysqlProcessingQueue implements ProcessingQueue {
       or(isNull(products.nextAttemptAt), lte(products.nextAttemptAt, now)),
     );
     // Candidates come from a plain read, so the locking read below touches product rows only
-    // (never the shared catalog row) and concurrent workers skip each other's claims.
-    const candidates = await this.db
-      .select({ catalogId: products.catalogId, id: products.id })
-      .from(products)
-      .innerJoin(catalogs, and(eq(catalogs.id, products.catalogId), isNull(catalogs.deletedAt)))
-      .where(due)
-      .orderBy(products.updatedAt)
-      .limit(limit * 2);
+    // (never the shared catalog row) and concurrent workers skip each other's claims. The products
+    // are read in queue order through products_queue_order, each checked against its catalog, and
+    // the read stops at the limit. Left to itself the optimizer starts from the (small) catalogs
+    // table, or joins it through a buffer, and either way sorts every queued product of the catalog
+    // on each claim: 0.3-0.37 s of MariaDB CPU per claim at 100k queued, against about 1 ms.
+    const [found] = (await this.db.execute(sql`
+      SELECT p.catalog_id AS catalogId, p.id AS id
+      FROM ${products} p FORCE INDEX (products_queue_order)
+      STRAIGHT_JOIN ${catalogs} c FORCE INDEX (PRIMARY) ON c.id = p.catalog_id AND c.deleted_at IS NULL
+      WHERE p.status = 'PROCESSING'
+        AND (p.lease_expires_at IS NULL OR p.lease_expires_at < ${now})
+        AND (p.next_attempt_at IS NULL OR p.next_attempt_at <= ${now})
+      ORDER BY p.updated_at
+      LIMIT ${limit * 2}`)) as unknown as [{ catalogId: string; id: string }[]];
+    const candidates = found;
     if (candidates.length === 0) return [];
 
     return this.db.transaction(async (tx) => {

@@ -63,6 +63,9 @@ export const products = mysqlTable(
     index("products_catalog_created").on(t.catalogId, t.createdAt),
     index("products_catalog_status").on(t.catalogId, t.status),
     index("products_queue").on(t.status, t.nextAttemptAt),
+    // The claim's order: read in this order, a claim stops after its batch instead of sorting every
+    // queued product (at 100k queued, a sort cost 0.37 s of MariaDB CPU per claim).
+    index("products_queue_order").on(t.status, t.updatedAt),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX `products_queue_order` ON `products` (`status`,`updated_at`);
