@@ -89,6 +89,9 @@ export class TextImageMapRefresher {
     for (const catalogId of catalogIds) {
       if (!(await this.due(catalogId))) continue;
       await this.store.exclusively(catalogId, async () => {
+        // Asked again under the lock: another worker may have fitted it since the first answer
+        // (seen in a 100k import: two workers fitting the same catalog 20 s apart).
+        if (!(await this.due(catalogId))) return;
         if (await this.fit(catalogId)) refitted.add(catalogId);
       });
     }

@@ -160,6 +160,29 @@ describe("text-image maps in MySQL", () => {
     expect(fits).toHaveLength(1);
   });
 
+  it("fits a due map once when two workers find it due together", { timeout: 120_000 }, async () => {
+    await db.db.update(catalogTextMaps).set({ modelVersion: "an-older-recipe" }).where(eq(catalogTextMaps.catalogId, CATALOG));
+    const first = refresher();
+    // The second worker found the map due too, but reaches the lock only once the first has fitted it.
+    let firstDone: () => void = () => undefined;
+    const firstFitted = new Promise<void>((resolve) => (firstDone = resolve));
+    const store = new MysqlTextImageMapStore(db.db, db.pool);
+    const late = Object.assign(Object.create(store) as MysqlTextImageMapStore, {
+      exclusively: async (catalogId: string, work: () => Promise<void>) => {
+        await firstFitted;
+        return store.exclusively(catalogId, work);
+      },
+    });
+    const secondFits: MapFitReport[] = [];
+    const second = new TextImageMapRefresher(late, MODEL, { maxSamples: MAX_SAMPLES, onFit: (f) => secondFits.push(f) }, createLogger({ level: "silent" }));
+    const secondRun = second.refresh([CATALOG]);
+    await first.maps.refresh([CATALOG]);
+    firstDone();
+    await secondRun;
+    expect(first.fits.map((f) => f.outcome)).toEqual(["fitted"]);
+    expect(secondFits).toEqual([]);
+  });
+
   it("records a refused save, backs off, logs one short line without values, and keeps the last map", { timeout: 120_000 }, async () => {
     const lines: string[] = [];
     const log = createLogger({ level: "info" }, { write: (line: string) => void lines.push(line) });
