@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
 import type { TextImageMap, TextImageSample } from "../../embeddings/index.js";
 import type { StoredMapState, TextImageMapStore } from "../../processing/index.js";
 import type { Pool } from "mysql2/promise";
@@ -30,24 +30,27 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
   }
 
   async countDescribed(catalogId: string, modelVersion: string): Promise<number> {
-    // The index alone answers this: it runs after every batch. Products re-queued or in ERROR
-    // still count; the sample itself takes processed products only.
-    const rows = await this.db
-      .select({ n: count() })
-      .from(productEmbeddings)
-      .where(and(eq(productEmbeddings.catalogId, catalogId), eq(productEmbeddings.modelVersion, modelVersion), eq(productEmbeddings.described, true)));
-    return rows[0]?.n ?? 0;
+    // It runs after every batch, so the index alone must answer it. Left to itself the optimizer
+    // takes the primary key and reads every row with its vectors: 2 s at 20k products in a 100k
+    // import, against 50 ms. Products re-queued or in ERROR still count; the sample itself takes
+    // processed products only.
+    const [rows] = (await this.db.execute(sql`
+      SELECT COUNT(*) AS n FROM ${productEmbeddings} FORCE INDEX (product_embeddings_described)
+      WHERE catalog_id = ${catalogId} AND model_version = ${modelVersion} AND described = 1`)) as unknown as [{ n: number | string }[]];
+    return Number(rows[0]?.n ?? 0);
   }
 
   async samples(catalogId: string, modelVersion: string, limit: number): Promise<TextImageSample[]> {
     // Ids first, ordered by a hash, so that the sample is spread over the whole catalog and the
     // same catalog gives the same sample; then the vectors of the chosen ones, a page at a time.
-    const chosen = await this.db
-      .select({ productId: productEmbeddings.productId })
-      .from(productEmbeddings)
-      .where(this.samplesOf(catalogId, modelVersion))
-      .orderBy(sql`CRC32(${productEmbeddings.productId})`, asc(productEmbeddings.productId))
-      .limit(limit);
+    // Through the described index, which holds the ids: the rows (and their vectors) are read only
+    // for the chosen ones.
+    const [chosen] = (await this.db.execute(sql`
+      SELECT e.product_id AS productId FROM ${productEmbeddings} e FORCE INDEX (product_embeddings_described)
+      WHERE e.catalog_id = ${catalogId} AND e.model_version = ${modelVersion} AND e.described = 1
+        AND EXISTS (SELECT 1 FROM ${products} p WHERE p.catalog_id = e.catalog_id AND p.id = e.product_id AND p.status = 'PROCESSED')
+      ORDER BY CRC32(e.product_id), e.product_id
+      LIMIT ${limit}`)) as unknown as [{ productId: string }[]];
     const samples: TextImageSample[] = [];
     for (let i = 0; i < chosen.length; i += SAMPLE_PAGE) {
       const ids = chosen.slice(i, i + SAMPLE_PAGE).map((r) => r.productId);
@@ -104,15 +107,6 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     } finally {
       connection.release();
     }
-  }
-
-  private samplesOf(catalogId: string, modelVersion: string) {
-    return and(
-      eq(productEmbeddings.catalogId, catalogId),
-      eq(productEmbeddings.modelVersion, modelVersion),
-      eq(productEmbeddings.described, true),
-      sql`EXISTS (SELECT 1 FROM ${products} WHERE ${products.catalogId} = ${productEmbeddings.catalogId} AND ${products.id} = ${productEmbeddings.productId} AND ${products.status} = 'PROCESSED')`,
-    );
   }
 }
 
