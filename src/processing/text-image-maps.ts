@@ -35,8 +35,8 @@ export interface TextImageMapStore {
    * hash of the product id (an even, repeatable sample that does not favour old or new products).
    */
   samples(catalogId: string, modelVersion: string, limit: number): Promise<TextImageSample[]>;
-  /** Replaces the catalog's map, whatever its size, and clears a recorded failure. */
-  save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<void>;
+  /** Replaces the catalog's map, whatever its size, and clears a recorded failure; returns the bytes stored. */
+  save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<number>;
   /** The failures in a row of the catalog's fits, and when the next may run; undefined after a success. */
   failure(catalogId: string): Promise<{ failures: number; retryAt: Date } | undefined>;
   recordFailure(catalogId: string, reason: string, failures: number, retryAt: Date): Promise<void>;
@@ -87,41 +87,40 @@ export class TextImageMapRefresher {
   async refresh(catalogIds: Iterable<string>): Promise<Set<string>> {
     const refitted = new Set<string>();
     for (const catalogId of catalogIds) {
-      if (!(await this.due(catalogId))) continue;
+      if ((await this.due(catalogId)) === undefined) continue;
       await this.store.exclusively(catalogId, async () => {
         // Asked again under the lock: another worker may have fitted it since the first answer
         // (seen in a 100k import: two workers fitting the same catalog 20 s apart).
-        if (!(await this.due(catalogId))) return;
-        if (await this.fit(catalogId)) refitted.add(catalogId);
+        const described = await this.due(catalogId);
+        if (described !== undefined && (await this.fit(catalogId, described))) refitted.add(catalogId);
       });
     }
     return refitted;
   }
 
-  private async due(catalogId: string): Promise<boolean> {
+  /** The catalog's described products when its map is due for a fit; undefined when it is not. */
+  private async due(catalogId: string): Promise<number | undefined> {
     const [current, described, failure] = await Promise.all([
       this.store.current(catalogId),
       this.store.countDescribed(catalogId, this.modelVersion),
       this.store.failure(catalogId),
     ]);
-    if (described < MIN_TRAINING_SAMPLES) return false;
-    if (failure && failure.retryAt > this.now()) return false;
-    if (!current || current.modelVersion !== this.mapVersion) return true;
+    if (described < MIN_TRAINING_SAMPLES) return undefined;
+    if (failure && failure.retryAt > this.now()) return undefined;
+    if (!current || current.modelVersion !== this.mapVersion) return described;
     const growth = current.trainedOn >= this.options.maxSamples ? SAMPLED_REFIT_GROWTH : REFIT_GROWTH;
-    return described >= current.describedAtFit * growth;
+    return described >= current.describedAtFit * growth ? described : undefined;
   }
 
-  private async fit(catalogId: string): Promise<boolean> {
+  private async fit(catalogId: string, described: number): Promise<boolean> {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
-      const described = await this.store.countDescribed(catalogId, this.modelVersion);
       const samples = await this.store.samples(catalogId, this.modelVersion, this.options.maxSamples);
       if (samples.length < MIN_TRAINING_SAMPLES) return false;
       const map = fitTextImageMap(samples);
       if (map.trainedOn < MIN_TRAINING_SAMPLES) return false;
-      const bytes = map.toBytes().length;
-      await this.store.save(catalogId, this.mapVersion, map, Math.max(described, samples.length));
+      const bytes = await this.store.save(catalogId, this.mapVersion, map, Math.max(described, samples.length));
       this.options.onFit?.({ catalogId, outcome: "fitted", seconds: seconds(), trainedOn: map.trainedOn, bytes });
       this.log.info({ catalogId, trainedOn: map.trainedOn, described, bytes, ms: Math.round(seconds() * 1000) }, "text-to-image map fitted");
       return true;

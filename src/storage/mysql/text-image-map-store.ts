@@ -63,7 +63,7 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     return samples;
   }
 
-  async save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<void> {
+  async save(catalogId: string, modelVersion: string, map: TextImageMap, describedAtFit: number): Promise<number> {
     const bytes = map.toBytes();
     await this.db.transaction(async (tx) => {
       const [row] = await tx.select({ generation: catalogTextMaps.generation }).from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId)).for("update");
@@ -77,6 +77,7 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
       await tx.delete(catalogTextMapChunks).where(and(eq(catalogTextMapChunks.catalogId, catalogId), ne(catalogTextMapChunks.generation, generation)));
       await tx.delete(catalogTextMapFailures).where(eq(catalogTextMapFailures.catalogId, catalogId));
     });
+    return bytes.length;
   }
 
   async failure(catalogId: string): Promise<{ failures: number; retryAt: Date } | undefined> {
