@@ -3,8 +3,12 @@
 // MariaDB database, then the service's own map refresher (createMapRefresher, as the workers run
 // it) fits and saves its map, in a process that has loaded the worker's models first, so that the
 // RSS printed is a worker's. Prints the fit's wall and CPU time, max RSS and the stored size.
+// Then what every refit is followed by: the service's index sync (createSearchIndex) rebuilds the
+// catalog's vector index with the new map into a Redis 8 started for the run, and the rebuild's
+// wall time, this process's CPU and Redis's CPU are printed per product, beside the cost of the
+// projection alone.
 //
-//   npm run bench:map-fit -- [--described 100000] [--mysql-url mysql://root@127.0.0.1:3306/]
+//   npm run bench:map-fit -- [--described 100000] [--mysql-url mysql://root@127.0.0.1:3306/] [--no-rebuild]
 import { randomBytes, randomUUID } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -18,11 +22,22 @@ import { catalogTextMaps, productEmbeddings, products } from "../src/storage/mys
 import { vectorToBytes } from "../src/storage/mysql/vectors.js";
 import { seededRandom } from "../test/support/random.js";
 import { eq } from "drizzle-orm";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { TextEncoder } from "../src/embeddings/index.js";
+import type { Logger } from "../src/logging/index.js";
+import { provisionRedis8 } from "../src/provisioning/index.js";
+import { createSearchIndex } from "../src/server/search-index.js";
+import { MysqlIndexSource } from "../src/storage/mysql/index.js";
+import { catalogs } from "../src/storage/mysql/schema.js";
+import { openRedis } from "../src/storage/redis/index.js";
+import { freePort } from "../test/support/free-port.js";
 
 const { values } = parseArgs({
   options: {
     described: { type: "string", default: "100000" },
     "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/" },
+    "no-rebuild": { type: "boolean", default: false },
   },
 });
 const n = Number(values.described);
@@ -75,8 +90,53 @@ try {
       `RSS with models loaded  ${(rssWithModels / 1e6).toFixed(0)} MB; max RSS of the process ${(process.resourceUsage().maxRSS / 1e3).toFixed(0)} MB`,
     ].join("\n"),
   );
+  if (!values["no-rebuild"]) await measureRebuild(encoders.text, log);
   await encoders.close();
 } finally {
   await mysql.db.execute(`DROP DATABASE \`${mysql.databaseName}\``);
   await mysql.close();
+}
+
+/** The rebuild every refit is followed by, as the workers run it (createSearchIndex's sync). */
+async function measureRebuild(text: TextEncoder, log: Logger): Promise<void> {
+  const now = new Date();
+  await mysql.db.insert(catalogs).values({ id: catalogId, organizationId: randomUUID(), name: "bench", description: "", createdAt: now, updatedAt: now });
+  const dataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-map-redis-"));
+  const server = await provisionRedis8({ cacheDir: config.cacheDir, port: await freePort(), dataDir, log: () => {} });
+  const redis = await openRedis({ url: server.url });
+  try {
+    const { sync, spaces } = createSearchIndex(config, mysql, redis, text, log);
+    const source = new MysqlIndexSource(mysql.db, mysql.pool);
+    const catalog = await source.catalog(catalogId);
+    const space = await spaces.forMap(catalog?.map);
+    const sample = await source.indexablePage(catalogId, undefined, 2000);
+    const projectStarted = performance.now();
+    for (const p of sample) space.project(p.embeddings.image, p.embeddings.colour);
+    const projectMs = (performance.now() - projectStarted) / sample.length;
+
+    const redisCpu = async () => {
+      const info = await redis.info("cpu");
+      return ["used_cpu_user", "used_cpu_sys"].reduce((s, k) => s + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0), 0);
+    };
+    const redisBefore = await redisCpu();
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const result = await sync.sync(catalogId, { rebuild: true, waitMs: 0 });
+    const wallMs = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    const redisS = (await redisCpu()) - redisBefore;
+    const built = result?.rebuilt ?? 0;
+    const per = (ms: number) => `${(ms / Math.max(1, built)).toFixed(3)} ms/product`;
+    console.log(
+      [
+        `index rebuild           ${built} products in ${(wallMs / 1000).toFixed(1)} s wall (${per(wallMs)})`,
+        `  this process's CPU    ${((used.user + used.system) / 1e6).toFixed(1)} s (${per((used.user + used.system) / 1e3)}); projection alone ${projectMs.toFixed(3)} ms/product`,
+        `  Redis's CPU           ${redisS.toFixed(1)} s (${per(redisS * 1000)})`,
+      ].join("\n"),
+    );
+  } finally {
+    redis.disconnect();
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }

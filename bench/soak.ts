@@ -295,6 +295,23 @@ try {
   const cpuAtSearchable = sampler.cpuNow();
   if (!searchableAt) log(`TIMEOUT after ${(timeoutMs / 1000).toFixed(0)} s: ${last.processed} processed, ${last.error} in error`);
 
+  // ---- settling: the refit an import's end may bring, and the index rebuild that follows it ----
+  // Searchable already (the previous build serves); measured apart so that the latency figures
+  // below are taken on a quiet service.
+  const settleStarted = performance.now();
+  const workerCpu = () => [...sampler.cpuNow()].reduce((sum, [pid, cpu]) => sum + (sampler.stats.get(pid)!.label.startsWith("worker") ? cpu : 0), 0);
+  let settledAt = 0;
+  for (let before = workerCpu(), quiet = 0; searchableAt && performance.now() - settleStarted < 20 * 60_000; ) {
+    await sleep(3000);
+    const now = workerCpu();
+    quiet = now - before < 0.15 ? quiet + 1 : 0;
+    before = now;
+    if (quiet === 2) {
+      settledAt = performance.now() - 6000;
+      break;
+    }
+  }
+
   // ---- sizes ----
   const redisBytes = (await usedMemory(redis)) - redisBaseline;
   const mysqlBytes = await databaseBytes(server, database);
@@ -357,6 +374,10 @@ try {
   );
   if (serviceLog.longestLine > 4096) console.log(`    longest line starts: ${serviceLog.longestLineStart.slice(0, 120)}`);
   for (const [problem, count] of [...serviceLog.problems].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${String(count).padStart(6)} x ${problem}`);
+  console.log(`  settled                  ${settledAt ? `${seconds(Math.max(0, settledAt - end))} s after every product was searchable (workers idle: the import's last refit and rebuild done)` : "NOT within 20 min"}`);
+  const rebuilt = serviceLog.rebuilds.reduce((sum, r) => sum + (r.products ?? 0), 0);
+  const rebuildS = serviceLog.rebuilds.reduce((sum, r) => sum + (r.ms ?? 0), 0) / 1000;
+  console.log(`  index rebuilds           ${serviceLog.rebuilds.length}: ${rebuilt} products in all (${(rebuilt / n).toFixed(2)} per product imported), ${rebuildS.toFixed(0)} s; largest ${Math.max(0, ...serviceLog.rebuilds.map((r) => r.products ?? 0))}`);
   console.log(`  map fits                 ${serviceLog.fits.length}`);
   for (const fit of serviceLog.fits) {
     console.log(`    at ${fit.at.toFixed(0).padStart(6)} s of the log: trained on ${fit.trainedOn ?? "?"}, ${fit.ms ?? "?"} ms, ${fit.bytes === undefined ? "? bytes" : mb(fit.bytes)}`);

@@ -14,6 +14,13 @@ export interface MapFit {
   bytes: number | undefined;
 }
 
+export interface IndexRebuild {
+  /** Seconds since the log started. */
+  at: number;
+  products: number | undefined;
+  ms: number | undefined;
+}
+
 export class ServiceLog {
   bytes = 0;
   lines = 0;
@@ -24,6 +31,7 @@ export class ServiceLog {
   /** Lines that are not one JSON object: interleaved writes, stack traces, console output. */
   notJson = 0;
   readonly fits: MapFit[] = [];
+  readonly rebuilds: IndexRebuild[] = [];
   /** warn and error lines by message. */
   readonly problems = new Map<string, number>();
   private readonly file;
@@ -90,8 +98,11 @@ export class ServiceLog {
     }
     const msg = String(entry.msg ?? "");
     if (msg === "incoming request" || msg === "request completed") this.requestLineBytes += length + 1;
+    const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+    if (msg === "vector index rebuilt from MySQL") {
+      this.rebuilds.push({ at: (performance.now() - this.started) / 1000, products: num(entry.products), ms: num(entry.ms) });
+    }
     if (msg === "text-to-image map fitted") {
-      const num = (v: unknown) => (typeof v === "number" ? v : undefined);
       this.fits.push({ at: (performance.now() - this.started) / 1000, trainedOn: num(entry.trainedOn), ms: num(entry.ms), bytes: num(entry.bytes) });
     }
     if (typeof entry.level === "number" && entry.level >= 40) {

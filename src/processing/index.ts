@@ -8,7 +8,7 @@ export type { ObjectStore } from "./object-store.js";
 export type { ProductEncoders } from "./product-encoders.js";
 export { normaliseImage, plainJpeg, storedCopy, undecodable, UndecodableImageError } from "./image-normaliser.js";
 export type { StoredCopy } from "./image-normaliser.js";
-export { TextImageMapRefresher, failureReason, MIN_TRAINING_SAMPLES, REFIT_GROWTH, SAMPLED_REFIT_GROWTH } from "./text-image-maps.js";
+export { TextImageMapRefresher, failureReason, MIN_TRAINING_SAMPLES, REFIT_GROWTH, SAMPLED_REFIT_GROWTH, IMPORT_REFIT_GROWTH, IMPORT_SAMPLED_REFIT_GROWTH } from "./text-image-maps.js";
 export type { MapFitReport, StoredMapState, TextImageMapRefreshOptions, TextImageMapStore } from "./text-image-maps.js";
 export { afterBatchWork } from "./after-batch.js";
 export type { IndexSyncer } from "./after-batch.js";

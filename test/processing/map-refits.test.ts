@@ -1,5 +1,5 @@
 // The real worker's refit path: a catalog of 60 described products, processed by a real worker
-// process in batches of 8, crosses several map refits; the stored map follows the catalog, each
+// process in batches of 8, crosses several map refits, fewer while the import is under way; the stored map follows the catalog, each
 // fit reaches the service's /metrics, and the index ends up built from the latest map.
 import { randomUUID } from "node:crypto";
 import sharp from "sharp";
@@ -77,7 +77,7 @@ async function fitsFitted(): Promise<number> {
 }
 
 describe("a catalog that grows through several map refits in a real worker", () => {
-  it("keeps its stored map within one refit step of the catalog, and its index on the latest map", { timeout: 180_000 }, async () => {
+  it("refits less often while the import runs, catches up once it ends, and keeps its index on the latest map", { timeout: 180_000 }, async () => {
     const catalogId = (await api.post(`/organizations/${org}/catalogs`, { name: "shapes" })).body.id as string;
     const catalog = `/organizations/${org}/catalogs/${catalogId}`;
     const created = await api.post(
@@ -87,20 +87,20 @@ describe("a catalog that grows through several map refits in a real worker", () 
     expect(created.status).toBe(202);
     await waitFor(async () => ((await api.get(`${catalog}/progress`)).body.processed === PRODUCTS ? true : undefined), 150_000, "all products processed");
 
-    // Batches of 8 described products: fits at 24, 32, 40 and 56 (each 25% past the last).
+    // Batches of 8 described products: fits at 24, then at 48 (twice the last while the import is
+    // under way), then at 60 once nothing waits (25% past the last): not at 32, 40 and 56.
     const row = await waitFor(
       async () => {
         const [r] = await server.app.mysql.db.select().from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId));
-        return r && r.describedAtFit >= 48 ? r : undefined;
+        return r && r.describedAtFit === PRODUCTS ? r : undefined;
       },
       30_000,
       "the map to follow the catalog",
     );
-    expect(row.trainedOn).toBe(row.describedAtFit);
-    expect(PRODUCTS).toBeLessThan(row.describedAtFit * 1.25);
-    expect(row.generation).toBeGreaterThanOrEqual(4);
+    expect(row.trainedOn).toBe(PRODUCTS);
+    expect(row.generation).toBeGreaterThanOrEqual(3);
     expect((await readMapBytes(server.app.mysql.db, catalogId))!.length).toBe(row.bytes);
-    expect(await waitFor(async () => ((await fitsFitted()) >= 4 ? fitsFitted() : undefined), 10_000, "fits in /metrics")).toBeGreaterThanOrEqual(4);
+    expect(await waitFor(async () => ((await fitsFitted()) >= 3 ? fitsFitted() : undefined), 10_000, "fits in /metrics")).toBe(3);
 
     // Progress tells the map's state; a failed fit shows there with its reason and next attempt.
     const progress = (await api.get(`${catalog}/progress`)).body;

@@ -158,6 +158,20 @@ describe("text-image maps in MySQL", () => {
     await insertProducts(10_000, 600, () => true);
     await maps.refresh([CATALOG]);
     expect(fits).toHaveLength(1);
+
+    // Doubled while an import is still under way: a sampled map waits for its end (each refit
+    // rebuilds the whole index), then is refitted.
+    await insertProducts(20_000, 2 * DESCRIBED - 600 - DESCRIBED, () => true);
+    const now = new Date();
+    await db.db.insert(products).values({ catalogId: CATALOG, id: "waiting", imageUrl: "https://images.example/w.jpg", descriptor: "waiting", metadata: {}, status: "PROCESSING", createdAt: now, updatedAt: now });
+    expect(await store.importing(CATALOG)).toBe(true);
+    await maps.refresh([CATALOG]);
+    expect(fits).toHaveLength(1);
+    await db.db.update(products).set({ status: "ERROR" }).where(eq(products.id, "waiting"));
+    expect(await store.importing(CATALOG)).toBe(false);
+    await maps.refresh([CATALOG]);
+    expect(fits.map((f) => f.outcome)).toEqual(["fitted", "fitted"]);
+    expect(await mapRow()).toMatchObject({ describedAtFit: 2 * DESCRIBED });
   });
 
   it("fits a due map once when two workers find it due together", { timeout: 120_000 }, async () => {

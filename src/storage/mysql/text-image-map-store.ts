@@ -29,6 +29,13 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     return rows[0];
   }
 
+  async importing(catalogId: string): Promise<boolean> {
+    const [rows] = (await this.db.execute(sql`
+      SELECT 1 AS waiting FROM ${products} FORCE INDEX (products_catalog_status)
+      WHERE catalog_id = ${catalogId} AND status = 'PROCESSING' LIMIT 1`)) as unknown as [unknown[]];
+    return rows.length > 0;
+  }
+
   async countDescribed(catalogId: string, modelVersion: string): Promise<number> {
     // It runs after every batch, so the index alone must answer it. Left to itself the optimizer
     // takes the primary key and reads every row with its vectors: 2 s at 20k products in a 100k
