@@ -5,6 +5,7 @@ import type { StoredMap } from "../../search/index.js";
 import type { Database } from "./connection.js";
 import { catalogs, catalogTextMaps, indexQueue, productEmbeddings, products } from "./schema.js";
 import { bytesToVector } from "./vectors.js";
+import { withNamedLock } from "./named-lock.js";
 import { readMapBytes } from "./text-image-map-store.js";
 
 const indexableColumns = {
@@ -100,20 +101,7 @@ export class MysqlIndexSource implements IndexSource {
   }
 
   async exclusively<T>(catalogId: string, waitMs: number, work: () => Promise<T>): Promise<T | undefined> {
-    // A named lock, held by one connection: released by the server if this process dies.
-    const name = `vitrine_index_${catalogId}`;
-    const connection = await this.pool.getConnection();
-    try {
-      const [rows] = await connection.query("SELECT GET_LOCK(?, ?) AS got", [name, waitMs / 1000]);
-      if ((rows as { got: number | null }[])[0]?.got !== 1) return undefined;
-      try {
-        return await work();
-      } finally {
-        await connection.query("SELECT RELEASE_LOCK(?)", [name]);
-      }
-    } finally {
-      connection.release();
-    }
+    return withNamedLock(this.pool, `vitrine_index_${catalogId}`, waitMs, work);
   }
 
   private indexableQuery(catalogId: string) {

@@ -5,6 +5,7 @@ import type { Pool } from "mysql2/promise";
 import type { Database } from "./connection.js";
 import { catalogTextMapChunks, catalogTextMapFailures, catalogTextMaps, productEmbeddings, products } from "./schema.js";
 import { bytesToVector } from "./vectors.js";
+import { withNamedLock } from "./named-lock.js";
 
 /**
  * Bytes per chunk row. A statement then stays near 1 MB even hex-escaped by a text-protocol
@@ -101,20 +102,8 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
   }
 
   async exclusively(catalogId: string, work: () => Promise<void>): Promise<void> {
-    // A named lock held by one connection: a second worker skips rather than fitting twice.
-    const name = `vitrine_map_${catalogId}`;
-    const connection = await this.pool.getConnection();
-    try {
-      const [rows] = await connection.query("SELECT GET_LOCK(?, 0) AS got", [name]);
-      if ((rows as { got: number }[])[0]?.got !== 1) return;
-      try {
-        await work();
-      } finally {
-        await connection.query("SELECT RELEASE_LOCK(?)", [name]);
-      }
-    } finally {
-      connection.release();
-    }
+    // Not waited for: a second worker skips rather than fitting twice.
+    await withNamedLock(this.pool, `vitrine_map_${catalogId}`, 0, work);
   }
 }
 
