@@ -133,7 +133,7 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
       }
     }
     const started = performance.now();
-    await completeWith({ app: apps[0]! } as TestServer, embeddings);
+    await completeWith({ app: apps[0]!, config: loadConfig({ ...env, SEARCH_LEXICAL: "on" }) } as TestServer, embeddings);
     input.log(`service evaluation: ${embeddings.size} products processed and indexed in ${Math.round(performance.now() - started)} ms`);
 
     const search = async (mode: "off" | "on", catalog: "titled" | "half", query: string, w: number, extra: object = {}) =>

@@ -19,13 +19,6 @@ export interface RedisVectorIndexOptions {
 }
 
 const PIPELINE = 500;
-/**
- * HNSW build breadth of every VADD (Redis's default is 200). Measured with 20k clustered vectors
- * of our layout, pipelined 500 at a time while another client searched (`npx tsx bench/vadd.ts`):
- * EF 100 costs Redis 0.31 ms of CPU per insert against 0.81, with the same recall@10 (1.000 at
- * query EF 250); a whole index's rebuild after a map refit is mostly these inserts.
- */
-const BUILD_EF = "100";
 
 export class RedisVectorIndex implements VectorIndex {
   constructor(
@@ -175,9 +168,11 @@ export class RedisVectorIndex implements VectorIndex {
       for (const e of entries.slice(start, start + PIPELINE)) {
         // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
         // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
-        // it a pipeline of inserts held queries up: VSIM p50 116 ms / p99 462 ms during a bulk
-        // load, against 1.7 / 32 ms with it (`npx tsx bench/vadd.ts`).
-        pipeline.call("VADD", key, "FP32", fp32(e.vector), e.productId, "CAS", "NOQUANT", "EF", BUILD_EF, "SETATTR", redisAttributesJson(e.attributes));
+        // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
+        // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
+        // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
+        // to 0.940.
+        pipeline.call("VADD", key, "FP32", fp32(e.vector), e.productId, "CAS", "NOQUANT", "SETATTR", redisAttributesJson(e.attributes));
         pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, e.words.join(" "));
       }
       check(await pipeline.exec());
