@@ -2,10 +2,14 @@
 // messages and a handler that does no work (a fixed answer of 10 results with metadata, like a
 // search's): so the figures are the transport's share of a gRPC search. Not a test: numbers.
 //
-//   npx tsx bench/grpc-servers.ts [--calls 6000] [--concurrency 8] [--servers fastify-connect,node-connect,grpc-js]
+//   npx tsx bench/grpc-servers.ts [--calls 6000] [--concurrency 8] [--servers fastify-connect,node-connect,grpc-js,vitrine-grpc-js]
 //                                 [--rounds 2] [--cpu-prof <dir>]   (V8 CPU profiles of the servers)
 //                                 [--server-flags="--max-semi-space-size=32"]   (Node flags of the servers)
 //
+// vitrine-grpc-js is the service's own gRPC listener (src/server/grpc-listener.ts: grpc-js, the
+// Connect implementation invoked with an interceptor chain, the key-first server interceptor, request
+// ids, context values), with a key check that accepts every key and no interceptors: what the
+// listener adds to grpc-js itself.
 // Each server runs in a child process of its own; the client (Connect's gRPC transport, as in
 // bench:search) runs here. Server CPU per call is the child's CPU time over the measured calls.
 import { fork } from "node:child_process";
@@ -20,13 +24,15 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import fastify from "fastify";
 import * as grpc from "@grpc/grpc-js";
+import { grpcContextValues, requestIdOf } from "../src/operations/index.js";
+import { createGrpcListener } from "../src/server/grpc-listener.js";
 import {
   SearchProductsRequestSchema,
   SearchProductsResponseSchema,
   SearchService,
 } from "../src/gen/vitrine/v1/search_service_pb.js";
 
-type ServerKind = "fastify-connect" | "fastify-connect-h2" | "node-connect" | "grpc-js";
+type ServerKind = "fastify-connect" | "fastify-connect-h2" | "node-connect" | "grpc-js" | "vitrine-grpc-js";
 
 /** HTTP/2 settings tried against Node's defaults: larger flow-control windows, more streams, no Nagle. */
 const H2_SETTINGS = { settings: { initialWindowSize: 1 << 20, maxConcurrentStreams: 1000, maxHeaderListSize: 1 << 16 }, maxSessionMemory: 64 };
@@ -87,6 +93,22 @@ async function serve(kind: ServerKind): Promise<number> {
         server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
       );
     }
+    case "vitrine-grpc-js": {
+      const silent = { info() {}, warn() {}, error() {} };
+      const listener = createGrpcListener({
+        routes,
+        interceptors: [],
+        keyFirst: { services: [SearchService], checkKey: async () => undefined },
+        onRefused: () => undefined,
+        logger: silent,
+        maxRequestBytes: 8 * 1_048_576,
+        shutdownGraceMs: 1000,
+        requestId: (metadata) => requestIdOf({ headers: { "x-request-id": String(metadata.get("x-request-id")[0] ?? "") } }),
+        contextValues: grpcContextValues,
+      });
+      const url = await listener.listen(0, "127.0.0.1");
+      return Number(new URL(url).port);
+    }
   }
 }
 
@@ -103,7 +125,7 @@ if (process.argv[2] === "--serve") {
     options: {
       calls: { type: "string", default: "6000" },
       concurrency: { type: "string", default: "8" },
-      servers: { type: "string", default: "fastify-connect,node-connect,grpc-js" },
+      servers: { type: "string", default: "fastify-connect,grpc-js,vitrine-grpc-js" },
       rounds: { type: "string", default: "2" },
       "cpu-prof": { type: "string" },
       "server-flags": { type: "string", default: "" },

@@ -31,7 +31,10 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Cluster, Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
 import type { OpenedTextEncoder } from "../src/embeddings/index.js";
-import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import * as grpcJs from "@grpc/grpc-js";
+import { SearchProductsRequestSchema, SearchProductsResponseSchema, SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
+import type { SearchProductsRequest, SearchProductsResponse } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { App } from "../src/server/app.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
@@ -44,7 +47,7 @@ import { freePort } from "../test/support/free-port.js";
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
 
-type Mode = "raw" | "grpc" | "rest";
+type Mode = "raw" | "grpc" | "grpc-js" | "rest";
 
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 
@@ -108,6 +111,48 @@ async function workerMain(): Promise<void> {
   const rest = new URL(target.restUrl);
   const redisPool: (Redis | Cluster)[] = [];
   const grpcHeaders = { service_api_key: target.apiKey };
+  // The client library internal services use (@grpc/grpc-js), with the generated protobuf-es
+  // (de)serialisers: beside Connect's gRPC client, so the client's own cost shows apart from the
+  // service's on these shared cores.
+  const grpcJsClient = new (grpcJs.makeGenericClientConstructor(
+    {
+      searchProducts: {
+        path: `/${SearchService.typeName}/${SearchService.method.searchProducts.name}`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (message: SearchProductsRequest) => Buffer.from(toBinary(SearchProductsRequestSchema, message)),
+        requestDeserialize: (bytes: Buffer) => fromBinary(SearchProductsRequestSchema, bytes),
+        responseSerialize: (message: SearchProductsResponse) => Buffer.from(toBinary(SearchProductsResponseSchema, message)),
+        responseDeserialize: (bytes: Buffer) => fromBinary(SearchProductsResponseSchema, bytes),
+      },
+    },
+    "SearchService",
+  ))(new URL(target.grpcUrl).host, grpcJs.credentials.createInsecure()) as unknown as {
+    searchProducts(request: SearchProductsRequest, metadata: grpcJs.Metadata, callback: (error: grpcJs.ServiceError | null, response?: SearchProductsResponse) => void): void;
+  };
+  const grpcJsMetadata = new grpcJs.Metadata();
+  grpcJsMetadata.set("service_api_key", target.apiKey);
+  const grpcJsRequests = new Map<string, SearchProductsRequest>();
+  function grpcJsSearch(query: string): Promise<string[]> {
+    let request = grpcJsRequests.get(query);
+    if (request === undefined) {
+      request = create(SearchProductsRequestSchema, {
+        organizationId: target.organizationId,
+        catalogId: target.catalogId,
+        query,
+        topK: TOP_K,
+        visualWeight: VISUAL_WEIGHT,
+        similarityThreshold: 0,
+      });
+      grpcJsRequests.set(query, request);
+    }
+    const message = request;
+    return new Promise((resolve, reject) =>
+      grpcJsClient.searchProducts(message, grpcJsMetadata, (error, response) =>
+        error ? reject(error) : resolve(response!.results.map((r) => r.productId)),
+      ),
+    );
+  }
 
   const restBodies = new Map<string, string>();
   function restSearch(query: string): Promise<string[]> {
@@ -188,6 +233,7 @@ async function workerMain(): Promise<void> {
         );
         return res.results.map((r) => r.productId);
       }
+      if (task.mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
       return restSearch(task.queries[q]!);
     };
     let errors = 0;
@@ -228,6 +274,7 @@ async function workerMain(): Promise<void> {
       void (async () => {
         for (const r of redisPool) await r.quit().catch(() => undefined);
         agent.destroy();
+        grpcJs.closeClient(grpcJsClient as unknown as grpcJs.Client);
         port.postMessage({ closed: true });
         port.close();
       })();
@@ -561,6 +608,8 @@ interface Outcome {
   raw8: Stats;
   grpc1: Stats;
   grpc8: Stats;
+  grpcJs1: Stats;
+  grpcJs8: Stats;
   rest1: Stats;
   rest8: Stats;
   lexical1: Stats;
@@ -871,6 +920,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const raw8 = await run(task("raw", c), `raw VSIM c=${c}`);
     const grpc1 = await run(task("grpc", 1), "gRPC c=1");
     const grpc8 = await run(task("grpc", c), `gRPC c=${c}`);
+    const grpcJs1 = await run(task("grpc-js", 1), "gRPC (grpc-js client) c=1");
+    const grpcJs8 = await run(task("grpc-js", c), `gRPC (grpc-js client) c=${c}`);
     const rest1 = await run(task("rest", 1), "REST c=1");
     const rest8 = await run(task("rest", c), `REST c=${c}`);
     const sweep = [];
@@ -927,11 +978,16 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
     console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
     console.log(statLine(`gRPC SearchProducts, ${c} clients`, grpc8.s, cpuNote(grpc8)));
+    console.log(statLine(`gRPC SearchProducts, grpc-js client, 1 client`, grpcJs1.s, cpuNote(grpcJs1)));
+    console.log(statLine(`gRPC SearchProducts, grpc-js client, ${c} clients`, grpcJs8.s, cpuNote(grpcJs8)));
     console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
     console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
     console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
     console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
-    console.log(`  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`);
+    console.log(
+      `  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x` +
+        `   gRPC with the grpc-js client ${(grpcJs1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`,
+    );
 
     console.log(`\n  -- lexical queries (${lexicalQueries.length}: ${lexicalSets.map(([l]) => l).join(", ")}; brands held by about ${Math.round(n / BRANDS)} products each) --`);
     console.log(statLine(`REST POST /search lexical, 1 client`, lexical1.s, cpuNote(lexical1)));
@@ -962,6 +1018,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       raw8: raw8.s,
       grpc1: grpc1.s,
       grpc8: grpc8.s,
+      grpcJs1: grpcJs1.s,
+      grpcJs8: grpcJs8.s,
       rest1: rest1.s,
       rest8: rest8.s,
       lexical1: lexical1.s,
@@ -1027,8 +1085,10 @@ function printSummary(outcomes: Outcome[]): void {
   row("raw VSIM p50, 1 client", "-", (o) => [ms(o.raw1.p50), undefined]);
   row("overhead REST p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.rest1.p50 / o.raw1.p50).toFixed(2)}x`, o.rest1.p50 / o.raw1.p50 <= 2]);
   row("overhead gRPC p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.grpc1.p50 / o.raw1.p50).toFixed(2)}x`, o.grpc1.p50 / o.raw1.p50 <= 2]);
+  row("  the same, grpc-js client", "≤ 2x", (o) => [`${(o.grpcJs1.p50 / o.raw1.p50).toFixed(2)}x`, o.grpcJs1.p50 / o.raw1.p50 <= 2]);
   row(`REST QPS, ${"8"} clients`, "≥ 500", (o) => [o.rest8.qps.toFixed(0), o.rest8.qps >= 500]);
   row(`gRPC QPS, ${"8"} clients`, "≥ 500", (o) => [o.grpc8.qps.toFixed(0), o.grpc8.qps >= 500]);
+  row(`  the same, grpc-js client`, "≥ 500", (o) => [o.grpcJs8.qps.toFixed(0), o.grpcJs8.qps >= 500]);
   row("REST p50 / p99, 8 clients", "-", (o) => [`${o.rest8.p50.toFixed(1)} / ${o.rest8.p99.toFixed(1)} ms`, undefined]);
   row("gRPC p50 / p99, 8 clients", "-", (o) => [`${o.grpc8.p50.toFixed(1)} / ${o.grpc8.p99.toFixed(1)} ms`, undefined]);
   row("raw VSIM QPS, 8 clients", "-", (o) => [o.raw8.qps.toFixed(0), undefined]);

@@ -21,6 +21,14 @@ export function listenerContextValues(request: FastifyRequest): ContextValues {
   return values;
 }
 
+/** Context values for a call arriving on the gRPC listener (served by @grpc/grpc-js, not Fastify). */
+export function grpcContextValues(clientAddress: string | undefined): ContextValues {
+  const values = createContextValues();
+  values.set(doorKey, "grpc");
+  values.set(clientAddressKey, clientAddress);
+  return values;
+}
+
 /** The door of a call arriving on a listener, from its content type. */
 export function doorOf(contentType: string): Door {
   const type = contentType.toLowerCase();

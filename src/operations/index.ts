@@ -1,4 +1,4 @@
-export { doorOf, listenerContextValues } from "./call-context.js";
+export { doorOf, grpcContextValues, listenerContextValues } from "./call-context.js";
 export type { Door } from "./call-context.js";
 export { Health, healthService, registerOperationsRoutes } from "./health.js";
 export { ServiceMetrics, grpcCodeName } from "./metrics.js";

@@ -34,7 +34,7 @@ export function createInProcessTransport(
   routes: (router: ConnectRouter) => void,
   interceptors: readonly Interceptor[],
 ): Transport {
-  const specs = collectSpecs(routes);
+  const specs = methodImplementations(routes);
   const chain = [...interceptors];
 
   return {
@@ -86,8 +86,12 @@ export function createInProcessTransport(
   };
 }
 
-/** The implementation of each method `routes` registers, without building protocol handlers. */
-function collectSpecs(routes: (router: ConnectRouter) => void): Map<DescMethod, MethodImplSpec> {
+/**
+ * The implementation of each method `routes` registers, without building protocol handlers: for
+ * callers that run them with Connect's own invocation (interceptors included) behind another
+ * protocol stack, as this transport and the gRPC listener do.
+ */
+export function methodImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, MethodImplSpec> {
   const specs = new Map<DescMethod, MethodImplSpec>();
   const router: ConnectRouter = {
     handlers: [],

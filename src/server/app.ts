@@ -9,6 +9,7 @@ import type { ErrorPolicy } from "../rpc/index.js";
 import {
   countProductsByStatus,
   doorOf,
+  grpcContextValues,
   Health,
   healthService,
   installRequestIdHeader,
@@ -16,6 +17,7 @@ import {
   rateLimitInterceptor,
   Readiness,
   registerOperationsRoutes,
+  REQUEST_ID_HEADER,
   requestIdOf,
   ServiceMetrics,
   unavailableStore,
@@ -48,7 +50,7 @@ import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 import { registerUiRoute } from "./ui-route.js";
 import { startWorkerProcesses } from "./worker-processes.js";
 import type { WorkerProcesses } from "./worker-processes.js";
-import type { GrpcFastify } from "./http-servers.js";
+import type { GrpcListener } from "./grpc-listener.js";
 
 export interface App {
   core: RpcCore;
@@ -59,7 +61,7 @@ export interface App {
   metrics: ServiceMetrics;
   readiness: Readiness;
   rest: FastifyInstance;
-  grpc: GrpcFastify;
+  grpc: GrpcListener;
   /** Starts both listeners; returns their bound addresses (ports may be 0 in tests). */
   listen(): Promise<{ restUrl: string; grpcUrl: string }>;
   close(): Promise<void>;
@@ -187,9 +189,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       metrics.instrumentHttp(server);
       registerOperationsRoutes(server, readiness, metrics);
     },
-    setupGrpc(server) {
-      installRequestIdHeader(server);
-      refuseBadKeysFirst(server, keyFirst);
+    grpc: {
+      keyFirst,
+      onRefused: (call) => metrics.rpcRefused("grpc", call.service, call.method, call.code, call.seconds),
+      requestId: (metadata) => {
+        const incoming = metadata.get(REQUEST_ID_HEADER)[0];
+        return requestIdOf({ headers: typeof incoming === "string" ? { [REQUEST_ID_HEADER]: incoming } : {} });
+      },
+      contextValues: grpcContextValues,
     },
   });
   registerObjectsRoute(rest, objects);
@@ -207,7 +214,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     grpc,
     async listen() {
       const restUrl = await rest.listen({ port: config.port, host: config.host });
-      const grpcUrl = await grpc.listen({ port: config.grpcPort, host: config.host });
+      const grpcUrl = await grpc.listen(config.grpcPort, config.host);
       listeningUrl = restUrl;
       return { restUrl, grpcUrl };
     },

@@ -2,10 +2,8 @@ import type { ConnectRouter, ConnectRouterOptions, ContextValues } from "@connec
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { DescService } from "@bufbuild/protobuf";
 import { existsSync, readFileSync } from "node:fs";
-import type { Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Http2Server, Http2ServerRequest, Http2ServerResponse, Http2Session } from "node:http2";
 import fastify from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { IncomingHttpHeaders } from "node:http";
@@ -13,8 +11,8 @@ import { errorObject, restGateway } from "../../gateway/index.js";
 import { createInProcessTransport } from "../rpc/index.js";
 import { answerClientError } from "./client-errors.js";
 import { RequestLog } from "./request-log.js";
-
-export type GrpcFastify = FastifyInstance<Http2Server, Http2ServerRequest, Http2ServerResponse>;
+import { createGrpcListener } from "./grpc-listener.js";
+import type { GrpcListener, GrpcListenerOptions } from "./grpc-listener.js";
 
 export interface HttpServersOptions {
   routes: (router: ConnectRouter) => void;
@@ -30,16 +28,19 @@ export interface HttpServersOptions {
   contextValues?: (request: FastifyRequest) => ContextValues;
   /** Checks a REST call's headers (the API key) before its body is read; see restGateway's beforeBody. */
   restBeforeBody?: (headers: Headers) => Promise<void>;
-  /** Called on each listener before anything else is registered on it: hooks and routes of its own. */
+  /** Called on the REST listener before anything else is registered on it: hooks and routes of its own. */
   setupRest?: (rest: FastifyInstance) => void;
-  setupGrpc?: (grpc: GrpcFastify) => void;
+  /** What the gRPC listener needs beyond the routes and interceptors. */
+  grpc: Pick<GrpcListenerOptions, "keyFirst" | "onRefused" | "requestId" | "contextValues">;
 }
 
 /**
- * Two listeners, because Node's h2c server cannot also speak HTTP/1.1: one serves gRPC over
- * HTTP/2 for internal callers; the other serves the REST gateway, Connect and gRPC-Web.
+ * Two listeners: one serves gRPC over HTTP/2 (h2c) for internal callers, with @grpc/grpc-js's
+ * server (grpc-listener.ts: half the CPU per call of Connect on Node's HTTP/2 server); the other
+ * serves the REST gateway, Connect and gRPC-Web with Fastify. Both run the same implementations
+ * through the same interceptors.
  */
-export async function createHttpServers(options: HttpServersOptions): Promise<{ rest: FastifyInstance; grpc: GrpcFastify }> {
+export async function createHttpServers(options: HttpServersOptions): Promise<{ rest: FastifyInstance; grpc: GrpcListener }> {
   const { routes, routerOptions, logger, maxRequestBytes } = options;
   const connectOptions = {
     ...routerOptions,
@@ -49,15 +50,14 @@ export async function createHttpServers(options: HttpServersOptions): Promise<{ 
   };
   const genReqId = options.genReqId ? { genReqId: options.genReqId } : {};
 
-  // nghttp2 tears the whole session down (ENHANCE_YOUR_CALM) once it buffers more than
-  // maxSessionMemory (default 10 MB), before Connect can answer RESOURCE_EXHAUSTED for an
-  // oversize message: leave room for two messages at the limit. Fastify hands `http` to
-  // http2.createServer, though its types only admit HTTP/1 options there.
-  const h2Options: object = { http: { maxSessionMemory: Math.ceil((2 * maxRequestBytes) / 1_048_576) + 10 } };
-  const grpc = fastify({ http2: true, loggerInstance: logger, logController: new RequestLog(), bodyLimit: maxRequestBytes, ...genReqId, ...h2Options });
-  options.setupGrpc?.(grpc);
-  await grpc.register(fastifyConnectPlugin, connectOptions);
-  closeSessionsOnShutdown(grpc, options.shutdownGraceMs);
+  const grpc = createGrpcListener({
+    ...options.grpc,
+    routes,
+    interceptors: routerOptions.interceptors ?? [],
+    logger,
+    maxRequestBytes,
+    shutdownGraceMs: options.shutdownGraceMs,
+  });
 
   const rest = fastify({
     loggerInstance: logger,
@@ -119,30 +119,4 @@ function packageVersion(): string {
     if (parent === dir) throw new Error("package.json not found above " + fileURLToPath(import.meta.url));
     dir = parent;
   }
-}
-
-/**
- * gRPC clients keep their HTTP/2 session open indefinitely, and the server cannot finish closing
- * while one is. On shutdown each session gets a GOAWAY: calls in flight complete, new ones are
- * refused. Whatever connection is still open after the grace period is cut: a client can hold one
- * forever, e.g. one still sending a message the server already refused as too large.
- */
-function closeSessionsOnShutdown(server: GrpcFastify, graceMs: number): void {
-  const sessions = new Set<Http2Session>();
-  const sockets = new Set<Socket>();
-  server.server.on("session", (session: Http2Session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  server.server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  server.addHook("preClose", (done) => {
-    for (const session of sessions) session.close();
-    setTimeout(() => {
-      for (const socket of sockets) socket.destroy();
-    }, graceMs).unref();
-    done();
-  });
 }
