@@ -8,6 +8,7 @@ import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VectorIndex, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
 
@@ -19,6 +20,14 @@ export interface RedisVectorIndexOptions {
 }
 
 const PIPELINE = 500;
+
+/**
+ * Filters whose eq/in postings hold at most this many elements are answered by scoring those
+ * elements exactly instead of HNSW (README: "Filtered search").
+ */
+const EXACT_CANDIDATES = 2000;
+/** FILTER-EF per requested hit when every element passes; divided by the passing share otherwise. */
+const FILTER_EF_PER_HIT = 100;
 
 export class RedisVectorIndex implements VectorIndex {
   constructor(
@@ -35,6 +44,7 @@ export class RedisVectorIndex implements VectorIndex {
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
+    const groups = filterFacetGroups(query.filters);
     // Buffers: holders' element blobs are binary.
     const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(catalogId),
@@ -46,8 +56,11 @@ export class RedisVectorIndex implements VectorIndex {
       String(query.count),
       String(ef),
       filter,
-      String(query.count * 100),
+      String(query.count * FILTER_EF_PER_HIT),
       query.servableVersionPrefix,
+      String(EXACT_CANDIDATES),
+      String(groups.length),
+      ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
         ? [
             lexical.vocabulary.build,
@@ -60,11 +73,16 @@ export class RedisVectorIndex implements VectorIndex {
     const kind = String(reply[0]);
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
     if (kind === "vocabulary") return { kind: "vocabulary" };
+    const mode = Number(reply[2]);
     const hits = [];
     let i = 5;
+    const queryLength = Math.hypot(...query.vector);
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
-      hits.push({ productId: String(reply[i]), cosine: 2 * Number(String(reply[i + 1])) - 1, attributes: attributesOf(String(reply[i + 2])) });
+      // Mode 2: the postings' candidates with their stored unit vectors, scored here.
+      const cosine = mode === 2 ? dot(reply[i + 1] as Buffer, query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
     }
+    if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
     const common = reply.slice(i + 1, i + 1 + Number(reply[i])).map(String);
     const holders: LexicalHit[] = [];
     for (i += 1 + common.length; lexical && i < reply.length; i += 4) {
@@ -75,7 +93,7 @@ export class RedisVectorIndex implements VectorIndex {
         words: String(reply[i + 3]).split(" ").filter((w) => w !== ""),
       });
     }
-    return { kind: "ok", size: Number(reply[1]), exact: Number(reply[2]) === 1, current: Number(reply[4]) === 1, hits, lexical: holders, common };
+    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, common };
   }
 
   async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
@@ -118,7 +136,9 @@ export class RedisVectorIndex implements VectorIndex {
     const commit = this.redis.multi();
     if (count > 0) commit.rename(building, this.vectorsKey(catalogId));
     else commit.del(this.vectorsKey(catalogId));
-    commit.hset(this.metaKey(catalogId), { version, lex: build, builtAt: new Date().toISOString(), size: String(count) });
+    // facets: this build holds field postings for every element (builds before them do not, and
+    // their queries never take the postings path).
+    commit.hset(this.metaKey(catalogId), { version, lex: build, facets: build, builtAt: new Date().toISOString(), size: String(count) });
     check(await commit.exec());
     await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(catalogId))}*`, (key) => !key.startsWith(`${this.lexicalPrefix(catalogId)}${build}:`));
     return count;
@@ -168,7 +188,7 @@ export class RedisVectorIndex implements VectorIndex {
       for (const e of entries.slice(start, start + PIPELINE)) {
         // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
         pipeline.call("VADD", key, "FP32", fp32(e.vector), e.productId, "NOQUANT", "SETATTR", redisAttributesJson(e.attributes));
-        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, e.words.join(" "));
+        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, e.words.join(" "), ...attributeFacets(e.attributes));
       }
       check(await pipeline.exec());
     }
@@ -228,6 +248,12 @@ function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { vis
   for (let j = 0; j < visual.length; j++) v += blob.readFloatLE(j * 4) * visual[j]!;
   for (let j = 0; j < text.length; j++) t += blob.readFloatLE((visual.length + j) * 4) * text[j]!;
   return { visual: v, text: t };
+}
+
+function dot(blob: Buffer, vector: Float32Array): number {
+  let d = 0;
+  for (let j = 0; j < vector.length; j++) d += blob.readFloatLE(j * 4) * vector[j]!;
+  return d;
 }
 
 /** Vector sets read FP32 blobs as little-endian floats. */
