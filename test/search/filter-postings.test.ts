@@ -14,7 +14,7 @@ import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
-const N = 3000;
+const N = 4000;
 const DIM = 16;
 const VERSION = "postings-test|v1|";
 const random = seededRandom(5);

@@ -7,13 +7,15 @@
 //   every one that can pass the filters, are returned with their raw vectors for the caller to
 //   score exactly (no VSIM);
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
-// - else HNSW (EF ARGV[5]) with the filter pushed down; FILTER-EF grows with the postings'
-//   estimate of how few elements pass (ARGV[7] / the passing share, at most the set's size).
+// - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
+//   asked for enough elements that about the count pass (the caller post-filters);
+// - else HNSW (EF ARGV[5]) with the filter pushed down (FILTER-EF ARGV[7]); the caller widens.
 //
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
 // ARGV: expected version, exact-up-to size, FP32 query blob, count (0: no VSIM), ef, filter ("" for
-//       none), filter-ef for a filter every element passes, servable prefix (a build whose version
+//       none), filter-ef, servable prefix (a build whose version
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
+//       most elements to ask plain HNSW for when the groups answer every filter (0: they do not),
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, words...
 // Reply: {"stale", version-or-""} | {"vocabulary"}
@@ -26,7 +28,7 @@ local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0
 if version == ARGV[1] then current = 1 end
-local groups, at = {}, 11
+local groups, at = {}, 12
 for g = 1, tonumber(ARGV[10]) do
   local n = tonumber(ARGV[at])
   local group = {}
@@ -44,19 +46,22 @@ end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current}
 local count = tonumber(ARGV[4])
--- The postings' upper bound on the elements passing the eq/in filters: the smallest group's sum.
-local smallest, passing
+-- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
+-- and their estimate of how many pass (the groups taken as independent).
+local smallest, passing, estimate
 if #groups > 0 and meta[3] and meta[3] == meta[2] then
   local fbase = KEYS[3] .. meta[3] .. ':f:'
+  estimate = size
   for g = 1, #groups do
     local n = 0
     for _, t in ipairs(groups[g]) do n = n + redis.call('SCARD', fbase .. t) end
     if not passing or n < passing then smallest, passing = g, n end
+    estimate = estimate * math.min(1, n / math.max(size, 1))
   end
   if size > 0 and count > 0 and passing <= tonumber(ARGV[9]) then
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
-    local seen = {}
+    local seen, ids = {}, {}
     for _, t in ipairs(groups[smallest]) do
       for _, id in ipairs(redis.call('SMEMBERS', fbase .. t)) do
         if not seen[id] then
@@ -71,35 +76,54 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
               ok = any
             end
           end
-          local e = ok and redis.call('VEMB', KEYS[1], id, 'RAW')
-          if e then
-            reply[#reply + 1] = id
-            reply[#reply + 1] = e[2]
-            reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
-            reply[4] = reply[4] + 1
-          end
+          if ok then ids[#ids + 1] = id end
+        end
+      end
+    end
+    -- Their elements and attributes as the postings' build stored them, a few hundred per HMGET.
+    local dbase = KEYS[3] .. meta[3] .. ':'
+    for from = 1, #ids, 500 do
+      local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
+      local vecs = redis.call('HMGET', dbase .. 'vec', unpack(chunk))
+      local attrs = redis.call('HMGET', dbase .. 'attr', unpack(chunk))
+      for k, id in ipairs(chunk) do
+        if vecs[k] then
+          reply[#reply + 1] = id
+          reply[#reply + 1] = vecs[k]
+          reply[#reply + 1] = attrs[k] or ''
+          reply[4] = reply[4] + 1
         end
       end
     end
     count = 0
   end
 end
+-- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
+-- about the requested count pass (callers ask twice the hits they need when filtering); the caller
+-- post-filters, and asks wider if too few pass.
+local filter = ARGV[6]
+local ask = count
+if estimate and count > 0 then
+  local wanted = math.ceil(count * size / math.max(estimate, 1))
+  if wanted <= tonumber(ARGV[11]) then
+    filter = ''
+    ask = math.min(size, wanted)
+  end
+end
 if size > 0 and count > 0 then
-  local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', ARGV[4]}
+  local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
   if size <= tonumber(ARGV[2]) then
     args[#args + 1] = 'TRUTH'
   else
     reply[3] = 0
     args[#args + 1] = 'EF'
-    args[#args + 1] = ARGV[5]
+    args[#args + 1] = tostring(math.max(tonumber(ARGV[5]), ask))
   end
-  if ARGV[6] ~= '' then
+  if filter ~= '' then
     args[#args + 1] = 'FILTER'
-    args[#args + 1] = ARGV[6]
+    args[#args + 1] = filter
     args[#args + 1] = 'FILTER-EF'
-    local filterEf = tonumber(ARGV[7])
-    if passing and passing < size then filterEf = math.min(size, math.ceil(filterEf * size / math.max(passing, 1))) end
-    args[#args + 1] = tostring(math.max(filterEf, tonumber(ARGV[7])))
+    args[#args + 1] = ARGV[7]
   end
   local found = redis.call(unpack(args))
   reply[4] = #found / 2
