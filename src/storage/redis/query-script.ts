@@ -127,10 +127,20 @@ if size > 0 and count > 0 then
   end
   local found = redis.call(unpack(args))
   reply[4] = #found / 2
+  -- A build with postings keeps every element's attributes in a hash too: one HMGET instead of a
+  -- VGETATTR (5 us) per hit, which matters for the hundreds a post-filtered query asks for.
+  local attrs = {}
+  if meta[3] and meta[3] == meta[2] then
+    for from = 1, #found, 1000 do
+      local ids = {}
+      for i = from, math.min(#found, from + 999), 2 do ids[#ids + 1] = found[i] end
+      for _, a in ipairs(redis.call('HMGET', KEYS[3] .. meta[3] .. ':attr', unpack(ids))) do attrs[#attrs + 1] = a end
+    end
+  end
   for i = 1, #found, 2 do
     reply[#reply + 1] = found[i]
     reply[#reply + 1] = found[i + 1]
-    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], found[i]) or ''
+    reply[#reply + 1] = attrs[(i + 1) / 2] or redis.call('VGETATTR', KEYS[1], found[i]) or ''
   end
 end
 if not base then
