@@ -1061,7 +1061,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
         cursor = next;
         keys.push(...found);
       } while (cursor !== "0");
-      if (keys.length > 0) await app.redis.del(...keys);
+      // In chunks: a catalog of 100k holds about 150k keys (words, field postings), too many arguments for one call.
+      for (let k = 0; k < keys.length; k += 1000) await app.redis.del(...keys.slice(k, k + 1000));
       await app.close();
     }
     const connection = await mysql.createConnection({ uri: new URL("/", options.mysqlBase).toString() });

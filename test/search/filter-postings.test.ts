@@ -25,6 +25,9 @@ const prefix = `vitrine-postings-${randomBytes(4).toString("hex")}:`;
 
 function attributesOf(i: number): JsonObject {
   const a: JsonObject = { section: `s${i % 10}`, shop: `h${(i * 7) % 100}`, price: i % 50, inStock: i % 3 === 0, rank: "NO_BOOST" };
+  // 3,500 and 3,200 of 4,000, 2,800 both: each above the candidate limit, together below it.
+  a.visible = i % 8 !== 0;
+  a.market = i % 5 !== 0 ? "eu" : "us";
   if (i % 4 === 0) a.tags = ["sale", i % 5, `t${i % 6}`, ["nested"], { o: 1 }];
   if (i % 9 === 0) a.label = i % 2 === 0 ? "17" : 17; // a string and a number never equal each other
   if (i % 11 === 0) a["brand name"] = `it's "b${i % 3}"\n`;
@@ -90,6 +93,8 @@ describe("field postings", () => {
     ["eq a long (hashed) value", [F("long", "eq", `${"x".repeat(150)}1`)]],
     ["in mixed", [F("price", "in", [1, 2, "3"])]],
     ["two groups (intersection)", [F("section", "eq", "s3"), F("shop", "in", ["h21", "h91", "h1"])]],
+    ["two broad eq filters whose intersection is below the limit", [F("visible", "eq", true), F("market", "eq", "eu")]],
+    ["three eq filters", [F("rank", "eq", "NO_BOOST"), F("section", "eq", "s3"), F("inStock", "eq", false)]],
     ["eq and a range (the range is left to the post-filter)", [F("section", "eq", "s1"), { field: "price", operator: "lt", value: 20 }]],
     ["nothing matches", [F("section", "eq", "s99")]],
   ])("%s: the candidates are the eq/in matches, scored exactly", async (_name, filters) => {
