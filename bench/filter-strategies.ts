@@ -3,7 +3,11 @@
 // against latency, for filters matching 10%, 1% and 0.1% of the set and a combination of two.
 // The numbers behind the strategy the service uses (README: "Filtered search").
 //
-//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100]
+//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused]
+//
+// --redis-url keeps the loaded set between runs in a Redis 8 started for this alone (npm run redis8;
+// it is FLUSHALLed when it does not hold the set yet); the
+// default starts one for the run. --variants focused: small-EF FILTER and post-filter variants.
 //
 // Data: N elements of the service's layout (elementVector, 203 dims, NOQUANT, SETATTR) around 200
 // random clusters; attributes independent of the vectors (the hard case for in-graph filtering):
@@ -39,7 +43,6 @@ function jitter(base: Float32Array, sigma: number): Float32Array {
 }
 
 const clusters = Array.from({ length: 200 }, () => randomUnit(random, DIMS));
-const element = clusters.map(() => new Float32Array(0));
 const width = 2 * DIMS + 3;
 const elements = new Float32Array(N * width);
 const attrs: Record<string, string | number>[] = [];
@@ -57,7 +60,6 @@ for (let i = 0; i < N; i++) {
     price: Math.round(random() * 500),
   });
 }
-void element;
 
 const fp32 = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
