@@ -3,7 +3,12 @@
 //
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
-//                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster]
+//                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters]
+//
+// --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
+// shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog and two eq
+// filters together (1%), over REST and as raw VSIM ... FILTER (the pushed-down expression the service
+// builds) at the same EF, at 1 and 8 clients, with recall@10 against the exact filtered answer.
 //
 // --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
 // (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
@@ -83,6 +88,9 @@ interface Task {
   queries: string[];
   /** raw mode: FP32 query blobs, index-aligned with queries. */
   blobs: Uint8Array[];
+  /** REST: the request's filters; raw: their pushed-down FILTER expression. */
+  filters?: unknown[];
+  filterExpr?: string;
 }
 
 interface TaskResult {
@@ -155,8 +163,9 @@ async function workerMain(): Promise<void> {
   }
 
   const restBodies = new Map<string, string>();
-  function restSearch(query: string): Promise<string[]> {
-    let body = restBodies.get(query);
+  function restSearch(query: string, filters: unknown[] = []): Promise<string[]> {
+    const cacheKey = `${query}\u0000${JSON.stringify(filters)}`;
+    let body = restBodies.get(cacheKey);
     if (body === undefined) {
       body = JSON.stringify({
         organizationId: target.organizationId,
@@ -165,8 +174,9 @@ async function workerMain(): Promise<void> {
         topK: TOP_K,
         visual_weight: VISUAL_WEIGHT,
         similarity_threshold: 0,
+        filters,
       });
-      restBodies.set(query, body);
+      restBodies.set(cacheKey, body);
     }
     const payload = body;
     return new Promise((resolve, reject) => {
@@ -214,6 +224,7 @@ async function workerMain(): Promise<void> {
       if (task.mode === "raw") {
         const reply = (await conns[client]!.call(
           "VSIM", target.vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "EF", String(task.ef),
+          ...(task.filterExpr ? ["FILTER", task.filterExpr, "FILTER-EF", String(TOP_K * 100)] : []),
         )) as string[];
         const ids: string[] = [];
         for (let k = 0; k < reply.length; k += 2) ids.push(String(reply[k]));
@@ -234,7 +245,7 @@ async function workerMain(): Promise<void> {
         return res.results.map((r) => r.productId);
       }
       if (task.mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
-      return restSearch(task.queries[q]!);
+      return restSearch(task.queries[q]!, task.filters);
     };
     let errors = 0;
     let firstError: string | undefined;
@@ -453,12 +464,14 @@ interface Catalog {
   /** N x dims element vectors, row-major. */
   elements: Float32Array;
   ranks: Rank[];
-  metadata: { category: string; price: number; brand: string }[];
+  metadata: { category: string; price: number; brand: string; section?: string; shop?: string; line?: string; finish?: string }[];
   descriptors: string[];
 }
 
-function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number): Catalog {
+function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number, filterFields = false): Catalog {
   const random = seededRandom(seed);
+  // Its own sequence, so the vectors are the same with and without --filters.
+  const filterRandom = seededRandom(seed + 1);
   const dimsText = text.dimensions;
   const dimsVisual = text.dimensions; // visual vectors live in the text space (visual-space.ts)
   const clusters = Array.from({ length: CLUSTERS }, (_, c) => {
@@ -488,17 +501,23 @@ function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number): Cat
     ranks.push(rank);
     const brand = brandName(Math.floor(random() * BRANDS));
     metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand });
+    if (filterFields) {
+      // Independent of the vectors: the hard case for a filtered nearest-neighbour search.
+      const pick = (k: number) => Math.floor(filterRandom() * k);
+      Object.assign(metadata[i]!, { section: `s${pick(10)}`, shop: `h${pick(100)}`, line: `l${pick(1000)}`, finish: `f${pick(10)}` });
+    }
     descriptors.push(`${brand} ${c.phrase} ${i}`);
   }
   return { n, dims, ids, elements, ranks, metadata, descriptors };
 }
 
 /** Exact top-k by dot product (elements are unit length, so this is the cosine order). */
-function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number): { ids: string[]; dots: number[] } {
+function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number, keep?: readonly boolean[]): { ids: string[]; dots: number[] } {
   const { elements, dims, n } = catalog;
   const best: number[] = [];
   const bestDot: number[] = [];
   for (let i = 0; i < n; i++) {
+    if (keep && !keep[i]) continue;
     const base = i * dims;
     let d = 0;
     for (let j = 0; j < dims; j++) d += elements[base + j]! * query[j]!;
@@ -551,7 +570,8 @@ function recallAt(results: readonly (string[] | undefined)[], truth: readonly st
   let answered = 0;
   for (let q = 0; q < truth.length; q++) {
     const got = results[q];
-    if (got === undefined) continue;
+    // A filtered query may have no product scoring at least 0: nothing to find.
+    if (got === undefined || truth[q]!.length === 0) continue;
     const ids = new Set(got);
     sum += truth[q]!.filter((id) => ids.has(id)).length / truth[q]!.length;
     answered++;
@@ -592,6 +612,7 @@ interface Options {
   mysqlBase: string;
   cacheDir: string;
   loadConcurrency: number;
+  filters: boolean;
 }
 
 interface Outcome {
@@ -615,6 +636,18 @@ interface Outcome {
   lexical1: Stats;
   lexical8: Stats;
   lexicalBytesPerProduct: number;
+  filtered: FilteredOutcome[];
+}
+
+interface FilteredOutcome {
+  label: string;
+  matching: number;
+  recallRaw: number;
+  recallRest: number;
+  raw1: Stats;
+  raw8: Stats;
+  rest1: Stats;
+  rest8: Stats;
 }
 
 async function main(): Promise<void> {
@@ -629,6 +662,7 @@ async function main(): Promise<void> {
       "load-concurrency": { type: "string", default: "2" },
       "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306" },
       cluster: { type: "boolean", default: false },
+      filters: { type: "boolean", default: false },
     },
   });
   const { homedir } = await import("node:os");
@@ -640,6 +674,7 @@ async function main(): Promise<void> {
     efSweep: values["ef-sweep"].split(",").map(Number),
     mysqlBase: values["mysql-url"],
     loadConcurrency: Number(values["load-concurrency"]),
+    filters: values.filters,
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
@@ -703,7 +738,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_FILTER_POSTINGS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -749,7 +784,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
 
     // 2. Synthetic products: rows over REST, index entries straight into the vector set.
     const genStarted = performance.now();
-    const catalog = syntheticCatalog(n, text, 20240601 + n);
+    const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters);
     const genMs = performance.now() - genStarted;
 
     const restStarted = performance.now();
@@ -949,6 +984,52 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     }
     const lexicalKeyBytes = Math.max(0, memAfter - memBefore - keyBytes);
 
+    // 5b. Filtered queries: REST with the filters, raw VSIM with the FILTER expression the service
+    // pushes down, recall against the exact filtered answer (scores below 0 dropped, as the
+    // service's similarity_threshold 0 does).
+    const filtered: FilteredOutcome[] = [];
+    if (options.filters) {
+      const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
+      const { matchesFilters } = await import("../src/search/filters.js");
+      type Eq = { field: string; operator: "eq"; value: string };
+      const eq = (field: string, value: string): Eq => ({ field, operator: "eq", value });
+      const cases: [string, Eq[]][] = [
+        ["10% (section)", [eq("section", "s3")]],
+        ["1% (shop)", [eq("shop", "h42")]],
+        ["0.1% (line)", [eq("line", "l777")]],
+        ["1% (section and finish)", [eq("section", "s3"), eq("finish", "f5")]],
+      ];
+      for (const [label, filters] of cases) {
+        const keep = catalog.metadata.map((m, i) => matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }));
+        const truthF = vectors.map((v) => {
+          const e = bruteForceTopK(catalog, v, TOP_K, keep);
+          return e.ids.filter((_, k) => e.dots[k]! >= 0);
+        });
+        const filterExpr = redisFilterExpression(filters)!;
+        const r1 = await run({ ...task("raw", 1), filterExpr }, `raw VSIM FILTER ${label} c=1`);
+        const r8 = await run({ ...task("raw", c), filterExpr }, `raw VSIM FILTER ${label} c=${c}`);
+        const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
+        const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
+        filtered.push({
+          label,
+          matching: keep.filter(Boolean).length,
+          recallRaw: recallAt(r1.results, truthF),
+          recallRest: recallAt(s1.results, truthF),
+          raw1: r1.s,
+          raw8: r8.s,
+          rest1: s1.s,
+          rest8: s8.s,
+        });
+        console.log(`  filtered ${label}: ${filtered.at(-1)!.matching} matching products`);
+        console.log(statLine(`  raw VSIM FILTER EF ${ef}, 1 client`, r1.s, cpuNote(r1)));
+        console.log(statLine(`  raw VSIM FILTER EF ${ef}, ${c} clients`, r8.s, cpuNote(r8)));
+        console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
+        console.log(statLine(`  REST POST /search + filters, ${c} clients`, s8.s, cpuNote(s8)));
+        console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${filtered.at(-1)!.recallRaw.toFixed(4)}, REST ${filtered.at(-1)!.recallRest.toFixed(4)}` +
+          `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+      }
+    }
+
     const recallRaw = recallAt(raw1.results, truth);
     const recallService = recallAt(rest1.results, truth);
     const recallGrpc = recallAt(grpc1.results, truth);
@@ -1025,6 +1106,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       lexical1: lexical1.s,
       lexical8: lexical8.s,
       lexicalBytesPerProduct: lexicalKeyBytes / n,
+      filtered,
     };
   } finally {
     await load?.close();
@@ -1037,7 +1119,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
         cursor = next;
         keys.push(...found);
       } while (cursor !== "0");
-      if (keys.length > 0) await app.redis.del(...keys);
+      // In chunks: a catalog of 100k holds about 150k keys (words, field postings), too many arguments for one call.
+      for (let k = 0; k < keys.length; k += 1000) await app.redis.del(...keys.slice(k, k + 1000));
       await app.close();
     }
     const connection = await mysql.createConnection({ uri: new URL("/", options.mysqlBase).toString() });
@@ -1100,6 +1183,14 @@ function printSummary(outcomes: Outcome[]): void {
   row("Redis memory/product (used_memory delta)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductInfo / 1024).toFixed(2)} KB`, o.bytesPerProductInfo <= 2560]);
   row("load: Create Products (REST)", "-", (o) => [`${(o.loadRestMs / 1000).toFixed(1)} s`, undefined]);
   row("load: index write (VADD)", "-", (o) => [`${(o.loadIndexMs / 1000).toFixed(1)} s`, undefined]);
+  for (const [k, f] of (outcomes[0]?.filtered ?? []).entries()) {
+    const at = (o: Outcome) => o.filtered[k]!;
+    row(`filtered ${f.label}: matching products`, "-", (o) => [String(at(o).matching), undefined]);
+    row(`  recall@10 REST / raw VSIM FILTER`, "≥ 0.95", (o) => [`${at(o).recallRest.toFixed(3)} / ${at(o).recallRaw.toFixed(3)}`, at(o).recallRest >= 0.95]);
+    row(`  REST p50 / p99, 1 client`, "p99 ≤ 25 ms", (o) => [`${at(o).rest1.p50.toFixed(1)} / ${at(o).rest1.p99.toFixed(1)} ms`, at(o).rest1.p99 <= (o.n > 100_000 ? 60 : 25)]);
+    row(`  raw VSIM FILTER p50 / p99, 1 client`, "-", (o) => [`${at(o).raw1.p50.toFixed(1)} / ${at(o).raw1.p99.toFixed(1)} ms`, undefined]);
+    row(`  QPS 8 clients, REST / raw VSIM FILTER`, "-", (o) => [`${at(o).rest8.qps.toFixed(0)} / ${at(o).raw8.qps.toFixed(0)}`, undefined]);
+  }
   console.log(`  notes: products stay PROCESSING in MySQL (no image model ran); their index entries were written with elementVector +`);
   console.log(`  RedisVectorIndex.rebuild at the version the service expects. "(exact)": N ≤ SEARCH_EXACT_UP_TO, so the service scans`);
   console.log(`  exactly (VSIM TRUTH) instead of HNSW. Service latencies include the search_log write-behind and the index sweeper.`);

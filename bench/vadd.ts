@@ -86,7 +86,7 @@ try {
   await measure("VADD NOQUANT (EF 200)", "raw-default", raw(["NOQUANT"])("raw-default"));
   await measure("VADD NOQUANT EF 100", "raw-ef100", raw(["NOQUANT", "EF", "100"])("raw-ef100"));
   await measure("VADD CAS NOQUANT (EF 200)", "raw-cas", raw(["CAS", "NOQUANT"])("raw-cas"));
-  const index = new RedisVectorIndex(writer, { keyPrefix: "bench:", ef: Number(QUERY_EF) });
+  const index = new RedisVectorIndex(writer, { keyPrefix: "bench:", ef: Number(QUERY_EF), filterPostings: loadConfig(process.env).search.filterPostings });
   await measure("service (upsert)", "bench:{c}:vectors", async () => {
     for (let start = 0; start < N; start += 500) {
       const entries = vectors.slice(start, start + 500).map((vector, k) => ({ productId: `p${start + k}`, vector, attributes: { rank: "NO_BOOST", gender: "Men" }, words: [] }));

@@ -61,6 +61,8 @@ export interface SearchConfig {
   ef: number;
   /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
   lexical: boolean;
+  /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
+  filterPostings: boolean;
   /** How often the service applies index changes another process could not apply at once. */
   indexSweepMs: number;
 }
@@ -128,6 +130,7 @@ const schema = z.object({
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
+  SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
@@ -189,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       exactUpTo: e.SEARCH_EXACT_UP_TO,
       ef: e.SEARCH_EF,
       lexical: e.SEARCH_LEXICAL === "on",
+      filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
       indexSweepMs: e.INDEX_SWEEP_MS,
     },
     adminApiKey: e.ADMIN_API_KEY,

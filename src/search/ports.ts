@@ -78,7 +78,20 @@ export interface LexicalHit {
 export type IndexAnswer =
   | { kind: "stale"; version: string | undefined }
   | { kind: "vocabulary" }
-  | { kind: "ok"; size: number; exact: boolean; current: boolean; hits: IndexHit[]; lexical: LexicalHit[]; common: string[] };
+  | {
+      kind: "ok";
+      size: number;
+      exact: boolean;
+      /**
+       * The hits are every element that can pass the filters (all of them, more than `count` too),
+       * best first: nothing outside them needs looking at.
+       */
+      complete?: boolean;
+      current: boolean;
+      hits: IndexHit[];
+      lexical: LexicalHit[];
+      common: string[];
+    };
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */
 export interface VocabularyRead {

@@ -315,7 +315,7 @@ export class SearchService {
         exactUpTo = Infinity;
         continue;
       }
-      const seenAll = count === 0 || nearest.length < count || count >= answer.size;
+      const seenAll = count === 0 || answer.complete === true || nearest.length < count || count >= answer.size;
       // Every product in neither list scores at most this: the index ranks by the vector part.
       const bound = seenAll ? -Infinity : nearest[nearest.length - 1]!.score;
       const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]

@@ -5,11 +5,18 @@
 //   <base>w:<word>  set    the products holding the word (a posting list)
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
+//   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
+//   <base>fdocs     hash   product id -> its postings' tokens, newline-separated
+//   <base>vec       hash   product id -> its element as FP32 (the vector set's copy, for scoring
+//                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
+//   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
 // with <base> = <prefix>{<catalogId>}:lex:<build>:
 
-// Sets (or, with no words, removes) one product's words.
+// Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
-// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces
+// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces, the
+//       element as FP32 ("" to remove), its attribute JSON, then the product's posting tokens
+//       (facets.ts), one per argument
 export const LEXICAL_PUT_SCRIPT = `
 local build = ARGV[1]
 if build == '' then build = redis.call('HGET', KEYS[1], 'lex') end
@@ -32,6 +39,24 @@ for w in pairs(now) do
   end
 end
 if ARGV[3] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, ARGV[3]) end
+local oldTokens = redis.call('HGET', base .. 'fdocs', id)
+local hadT, nowT = {}, {}
+if oldTokens then for t in string.gmatch(oldTokens, '[^\\n]+') do hadT[t] = true end end
+for i = 6, #ARGV do nowT[ARGV[i]] = true end
+for t in pairs(hadT) do
+  if not nowT[t] then redis.call('SREM', base .. 'f:' .. t, id) end
+end
+for t in pairs(nowT) do
+  if not hadT[t] then redis.call('SADD', base .. 'f:' .. t, id) end
+end
+if #ARGV < 6 then redis.call('HDEL', base .. 'fdocs', id) else redis.call('HSET', base .. 'fdocs', id, table.concat(ARGV, '\\n', 6)) end
+if ARGV[4] == '' then
+  redis.call('HDEL', base .. 'vec', id)
+  redis.call('HDEL', base .. 'attr', id)
+else
+  redis.call('HSET', base .. 'vec', id, ARGV[4])
+  redis.call('HSET', base .. 'attr', id, ARGV[5])
+end
 return 1
 `;
 

@@ -1,0 +1,163 @@
+// The field postings beside a vector set (src/storage/redis/facets.ts) and the query script's
+// candidate path, on the run's real Redis (one server, or the cluster in the "cluster" project):
+// when the eq/in filters' postings hold few products, the index answers with exactly the products
+// passing those filters (complete), scored exactly; the postings follow upserts and removals;
+// larger sets, and builds from before postings, take the VSIM path. Expected sets come from
+// matchesFilters over the attributes written, expected cosines from a dot product here.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/catalogs/index.js";
+import { loadConfig } from "../../src/config/index.js";
+import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
+import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
+import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { redisEnv } from "../support/test-server.js";
+import { randomUnit, seededRandom } from "../support/random.js";
+
+const N = 4000;
+const DIM = 16;
+const VERSION = "postings-test|v1|";
+const random = seededRandom(5);
+const catalogId = `postings-${randomBytes(4).toString("hex")}`;
+let redis: RedisClient;
+let index: RedisVectorIndex;
+const prefix = `vitrine-postings-${randomBytes(4).toString("hex")}:`;
+
+function attributesOf(i: number): JsonObject {
+  const a: JsonObject = { section: `s${i % 10}`, shop: `h${(i * 7) % 100}`, price: i % 50, inStock: i % 3 === 0, rank: "NO_BOOST" };
+  // 3,500 and 3,200 of 4,000, 2,800 both: each above the candidate limit, together below it.
+  a.visible = i % 8 !== 0;
+  a.market = i % 5 !== 0 ? "eu" : "us";
+  if (i % 4 === 0) a.tags = ["sale", i % 5, `t${i % 6}`, ["nested"], { o: 1 }];
+  if (i % 9 === 0) a.label = i % 2 === 0 ? "17" : 17; // a string and a number never equal each other
+  if (i % 11 === 0) a["brand name"] = `it's "b${i % 3}"\n`;
+  if (i % 13 === 0) a.long = `${"x".repeat(150)}${i % 2}`; // hashed postings
+  return a;
+}
+
+const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({
+  productId: `p${i}`,
+  vector: randomUnit(random, DIM),
+  attributes: attributesOf(i),
+  words: [],
+}));
+const byId = new Map(entries.map((e) => [e.productId, e]));
+const query = randomUnit(random, DIM);
+
+async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
+  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
+}
+
+function ask(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
+  return index.query(catalogId, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+}
+
+/** Products passing the filters, by matchesFilters over the attributes last written. */
+function passing(filters: MetadataFilter[]): string[] {
+  return [...byId.values()].filter((e) => matchesFilters(filters, e.attributes)).map((e) => e.productId).sort();
+}
+
+function cosine(id: string): number {
+  const v = byId.get(id)!.vector;
+  let d = 0;
+  for (let j = 0; j < DIM; j++) d += v[j]! * query[j]!;
+  return d;
+}
+
+beforeAll(async () => {
+  const config = loadConfig({ ...redisEnv(), REDIS_KEY_PREFIX: prefix });
+  redis = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });
+  await index.rebuild(catalogId, VERSION, pages(entries));
+}, 120_000);
+
+afterAll(async () => {
+  await index?.drop(catalogId);
+  redis?.disconnect();
+});
+
+const F = (field: string, operator: "eq" | "in", value: string | number | boolean | (string | number)[]) => ({ field, operator, value }) as MetadataFilter;
+
+describe("field postings", () => {
+  it.each<[string, MetadataFilter[]]>([
+    ["eq string, 1%", [F("shop", "eq", "h42")]],
+    ["eq string, 10%", [F("section", "eq", "s3")]],
+    ["eq number", [F("price", "eq", 7)]],
+    ["eq boolean", [F("inStock", "eq", true)]],
+    ["eq an array element (string)", [F("tags", "eq", "t2")]],
+    ["eq an array element (number)", [F("tags", "eq", 3)]],
+    ["eq a nested-only value matches nothing", [F("tags", "eq", "nested")]],
+    ["eq the string, not the number", [F("label", "eq", "17")]],
+    ["eq the number, not the string", [F("label", "eq", 17)]],
+    ["eq a quoted, spaced, newline value on a spaced field", [F("brand name", "eq", `it's "b1"\n`)]],
+    ["eq a long (hashed) value", [F("long", "eq", `${"x".repeat(150)}1`)]],
+    ["in mixed", [F("price", "in", [1, 2, "3"])]],
+    ["two groups (intersection)", [F("section", "eq", "s3"), F("shop", "in", ["h21", "h91", "h1"])]],
+    ["two broad eq filters whose intersection is below the limit", [F("visible", "eq", true), F("market", "eq", "eu")]],
+    ["three eq filters", [F("rank", "eq", "NO_BOOST"), F("section", "eq", "s3"), F("inStock", "eq", false)]],
+    ["eq and a range (the range is left to the post-filter)", [F("section", "eq", "s1"), { field: "price", operator: "lt", value: 20 }]],
+    ["nothing matches", [F("section", "eq", "s99")]],
+  ])("%s: the candidates are the eq/in matches, scored exactly", async (_name, filters) => {
+    const answer = await ask(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBe(true);
+    const eqIn = filters.filter((f) => f.operator === "eq" || f.operator === "in");
+    expect(answer.hits.map((h) => h.productId).sort()).toEqual(passing(eqIn));
+    for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+    const cosines = answer.hits.map((h) => h.cosine);
+    expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
+    for (const h of answer.hits) expect(h.attributes).toEqual(byId.get(h.productId)!.attributes);
+  });
+
+  it("takes the VSIM path when the postings hold more than the candidate limit", async () => {
+    const answer = await ask([F("rank", "eq", "NO_BOOST")]);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBeFalsy();
+    expect(answer.hits.length).toBeLessThanOrEqual(20);
+  });
+
+  it("follows upserts and removals", async () => {
+    const moved = ["p3", "p13", "p23"].map((id) => ({ ...byId.get(id)!, attributes: { ...byId.get(id)!.attributes, section: "s-moved", tags: ["fresh"] } }));
+    await index.upsert(catalogId, moved);
+    for (const e of moved) byId.set(e.productId, e);
+    await index.remove(catalogId, ["p33", "p43"]);
+    byId.delete("p33");
+    byId.delete("p43");
+    for (const filters of [[F("section", "eq", "s3")], [F("section", "eq", "s-moved")], [F("tags", "eq", "fresh")], [F("tags", "eq", "t3")]]) {
+      const answer = await ask(filters);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.complete).toBe(true);
+      expect(answer.hits.map((h) => h.productId).sort(), JSON.stringify(filters)).toEqual(passing(filters));
+    }
+  });
+
+  it("does not use postings a build did not write (a build from before them)", async () => {
+    await redis.hdel(`${prefix}{${catalogId}}:meta`, "facets");
+    try {
+      const answer = await ask([F("shop", "eq", "h42")]);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.complete).toBeFalsy();
+    } finally {
+      await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
+    }
+    const again = await ask([F("shop", "eq", "h42")]);
+    expect(again.kind === "ok" && again.complete).toBe(true);
+  });
+
+  it("is off by default: an upsert over a build with postings stops their use, and a rebuild writes none", async () => {
+    const plain = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100 });
+    const meta = `${prefix}{${catalogId}}:meta`;
+    try {
+      expect(await redis.hget(meta, "facets")).not.toBeNull();
+      // These entries get no postings: the build's postings would miss them from now on.
+      await plain.upsert(catalogId, [byId.get("p5")!]);
+      expect(await redis.hget(meta, "facets")).toBeNull();
+      const answer = await ask([F("shop", "eq", "h42")]);
+      expect(answer.kind === "ok" && answer.complete).toBeFalsy();
+      await plain.rebuild(catalogId, VERSION, pages([...byId.values()]));
+      expect(await redis.hget(meta, "facets")).toBeNull();
+    } finally {
+      await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
+    }
+  });
+});
