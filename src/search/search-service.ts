@@ -15,6 +15,7 @@ import { LEXICAL_LIMITS, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } fro
 import { elementVisual, queryVector, scoreFromDots } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
 import { Vocabularies } from "./vocabularies.js";
+import { recommendationVisual } from "./visual-space.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
 const TARGET_CACHE_MS = 1000;
@@ -141,8 +142,8 @@ export class SearchService {
       // The index holds the subject's projected photo when it is searchable: projecting it again
       // through a kernel map costs about 1 ms of CPU. Products not in the index (in ERROR, or not
       // yet synced) are projected here. A stale index fails the query below and the call is redone.
-      const visual = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
-      const query = queryVector({ visual, text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+      const photo = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
+      const query = queryVector({ visual: recommendationVisual(photo, text), text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
       return query ? this.nearest(request.catalogId, target.map, query, want) : [];
     });
     this.searchLog.record({

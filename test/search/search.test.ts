@@ -169,7 +169,14 @@ describe.each([
   it("recommends the products nearest to one, never itself, with the same score definition", async () => {
     const subject = "sku-4";
     const e = f.embeddings.get(subject)!;
-    const visual = f.map.apply(e.image, e.colour);
+    // A described subject is sought where its photo and its words meet: the mean of its mapped
+    // photo and its descriptor's vector (README, "Search and recommendations").
+    const photo = f.map.apply(e.image, e.colour);
+    const blend = photo.map((v, i) => v + e.text[i]!);
+    const norm = Math.hypot(...blend);
+    const visual = blend.map((v) => v / norm);
+    const photoOnly = expectedScores(f, { visual: photo, text: e.text }, 1).filter((x) => x.productId !== subject).slice(0, 10);
+    expect(expectedScores(f, { visual, text: e.text }, 1).filter((x) => x.productId !== subject).slice(0, 10), "the descriptor changes the order").not.toEqual(photoOnly);
     for (const w of [undefined, 0.4]) {
       const res = await f.api.post("/recs", { organizationId: f.org, catalogId: f.catalogId, productId: subject, topK: 10, ...(w === undefined ? {} : { visualWeight: w }) });
       expect(res.status).toBe(200);
