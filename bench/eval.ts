@@ -355,7 +355,7 @@ interface TextImageScores {
 }
 
 /** Scores vectors standing for the withheld products (mapped photos, or their own titles for reference). */
-export function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): TextImageScores {
+export function scoreTextImage(task: TextImageTask, text: QueryEncoder, vectors: readonly Float32Array[]): TextImageScores {
   const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
   const f1 = (naming: TypeNaming) => {
     const prompts = task.types.map((t) => text.encode(typeQuery(t, naming)));
@@ -376,7 +376,7 @@ export function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: 
 }
 
 /** "<colour>" queries (colours with >= 10 withheld products) against the withheld products: P@10 by colour. */
-export function colourPrecision(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): { p10: number; queries: number } {
+export function colourPrecision(task: TextImageTask, text: QueryEncoder, vectors: readonly Float32Array[]): { p10: number; queries: number } {
   const counts = new Map<string, number>();
   for (const item of task.withheldItems) counts.set(item.baseColour, (counts.get(item.baseColour) ?? 0) + 1);
   const colours = [...counts].filter(([, n]) => n >= 10).map(([c]) => c).sort();
@@ -416,8 +416,22 @@ function recommendationTable(data: Dataset, task: TextImageTask, map: TextImageM
   row("  + descriptors blended into the indexed photos too (rejected)", ...measure(blend, items.map((_, i) => blend(i))).map(f));
 }
 
-function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}): { map: TextImageMap; fitMs: number } {
-  const samples = task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! }));
+/** How a query becomes the vector compared with mapped photos. */
+export type QueryEncoder = Pick<TextEncoder, "encode">;
+
+/** A query's visual side as the service builds it: its word vector through the map's word prototypes. */
+export function queriesThrough(map: TextImageMap, text: TextEncoder): QueryEncoder {
+  return { encode: (query) => map.queryVisual(query, text.encode(query)) };
+}
+
+/** The map on the described half; with `prototypes` false, fitted without the titles' words (no word prototypes). */
+function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}, prototypes = true): { map: TextImageMap; fitMs: number } {
+  const samples = task.described.map((i) => ({
+    image: data.image[i]!,
+    colour: data.colour[i]!,
+    text: data.text[i]!,
+    ...(prototypes ? { descriptor: data.items[i]!.productDisplayName } : {}),
+  }));
   const t0 = performance.now();
   const map = fitTextImageMap(samples, options);
   return { map, fitMs: performance.now() - t0 };
@@ -568,7 +582,8 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
     const options: FitTextImageMapOptions = { lambda, colourWeight, kernel };
     const { map, fitMs } = fitOnDescribed(data, task, options);
     const mapped = mapWithheld(data, task, map);
-    const scores = scoreTextImage(task, data.textEncoder, mapped);
+    const through = queriesThrough(map, data.textEncoder);
+    const scores = scoreTextImage(task, through, mapped);
     const titles = scoreTextImage(task, data.textEncoder, task.withheld.map((i) => data.text[i]!));
     const kernelName = kernel
       ? `RBF kernel on ${kernel.landmarks} landmarks (lambda ${kernel.lambda}, bandwidth ${kernel.bandwidth}, colour weight ${kernel.colourWeight})`
@@ -591,7 +606,7 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
     console.log("  * titles: the withheld products' own title vectors in place of mapped photos (text-to-text reference)");
     row("leave-one-out precision@10 among the withheld products", "type", "colour");
     row("  mapped photo -> the other mapped photos (recommendations)", ...selfPrecisionAtK(mapped, task.withheldItems, [byType, byColour]).map(f));
-    const colourP10 = colourPrecision(task, data.textEncoder, mapped);
+    const colourP10 = colourPrecision(task, through, mapped);
     row(`  "<colour>" (${colourP10.queries} colours with >= 10) -> mapped photos, by colour`, f(colourP10.p10));
     recommendationTable(data, task, map);
 
@@ -604,7 +619,8 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
       ["+ residual whitening", { ...linear, removeMeanDirection: false }],
       ["+ mean text direction removed (linear map)", linear],
       ["  ... linear map at lambda 0.3 (the previous default map)", { ...linear, lambda: 0.3 }],
-      [`+ RBF kernel ridge on residuals, ${(kernel || DEFAULT_KERNEL).landmarks} landmarks${kernel ? " (default)" : ""}`, withKernel],
+      [`+ RBF kernel ridge on residuals, ${(kernel || DEFAULT_KERNEL).landmarks} landmarks (the map before issue 12)`, withKernel],
+      [`+ word prototypes beside a query's word vector${kernel ? " (default)" : ""}`, withKernel],
       ["  ... 250 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 250 } }],
       ["  ... 500 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 500 } }],
       ["  ... kernel bandwidth 1 (wider)", { ...withKernel, kernel: { ...DEFAULT_KERNEL, bandwidth: 1 } }],
@@ -617,9 +633,13 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
     ];
     const cvRows: [string, number[]][] = [];
     for (const [name, variant] of variants) {
-      const v = mapWithheld(data, task, fitOnDescribed(data, task, variant).map);
-      const s = scoreTextImage(task, data.textEncoder, v);
-      row(name, f(s.f1["one-item"]), f(s.f1["as-given"]), f(s.typeP10), ...s.colourTypeP10.map(f), ...selfPrecisionAtK(v, task.withheldItems, [byType, byColour]).map(f), f(colourPrecision(task, data.textEncoder, v).p10));
+      // Rows from the prototypes' on are variations of the default map, which has them.
+      const prototypes = variants.findIndex(([n]) => n.startsWith("+ word prototypes")) <= variants.findIndex(([n]) => n === name);
+      const fitted = fitOnDescribed(data, task, variant, prototypes).map;
+      const v = mapWithheld(data, task, fitted);
+      const q = queriesThrough(fitted, data.textEncoder);
+      const s = scoreTextImage(task, q, v);
+      row(name, f(s.f1["one-item"]), f(s.f1["as-given"]), f(s.typeP10), ...s.colourTypeP10.map(f), ...selfPrecisionAtK(v, task.withheldItems, [byType, byColour]).map(f), f(colourPrecision(task, q, v).p10));
       if (values.cv) cvRows.push([name, crossValidate(data, task, variant)]);
     }
     console.log("  F1: zero-shot type; type, c+t, <colour>: precision@10 of \"<type>\", \"<colour> <type>\" and \"<colour>\" queries; i2i: mapped photo to photo");

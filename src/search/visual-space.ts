@@ -11,6 +11,11 @@ export interface VisualSpace {
   /** Identifies the projection: vectors are comparable only under one version. */
   readonly version: string;
   project(image: Float32Array, colour: Float32Array): Float32Array;
+  /**
+   * A text query's visual side, given its word vector: the catalog's map places it beside the
+   * prototypes of its words (embeddings/word-prototypes.ts); without a map, the word vector.
+   */
+  query?(text: string, words: Float32Array): Float32Array;
 }
 
 /**
@@ -38,7 +43,11 @@ export interface StoredMap {
 }
 
 export function mappedVisualSpace(map: TextImageMap, identity: string): VisualSpace {
-  return { version: mapSpaceVersion(identity), project: (image, colour) => map.apply(image, colour) };
+  return {
+    version: mapSpaceVersion(identity),
+    project: (image, colour) => map.apply(image, colour),
+    query: (text, words) => map.queryVisual(text, words),
+  };
 }
 
 /** The fallback: a photo as the L1-weighted mean of its colour names' word vectors. */
