@@ -4,7 +4,13 @@
 //
 //   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 1] [--colour-weight 1]
 //                         [--landmarks 1000 (0: a linear map)] [--cv]
-//                         [--skip-service | --service-only] [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//                         [--scales 1,4] [--skip-service | --service-only [--headline-only]]
+//                         [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//
+// --scales: photo sizes, as factors of the files' own (fashion-dev's 225x300 thumbnails; 4:
+// 900x1200, enlarged in memory before encoding, as shops' photos are larger); at the first scale
+// everything, at the others the map's tables and the issue's four measures through the service.
+// --headline-only: through the service, the four measures alone at every scale.
 //
 // Last, the same photos and titles go through the running service (eval-service.ts: REST, Redis 8,
 // MariaDB), with lexical matching off and on: brand names, exact titles, misspelt brands, brand
@@ -502,6 +508,7 @@ const OPTIONS = {
   scales: { type: "string", default: "1,4" },
   "skip-service": { type: "boolean", default: false },
   "service-only": { type: "boolean", default: false },
+  "headline-only": { type: "boolean", default: false },
   "mysql-url": { type: "string", default: "mysql://root@127.0.0.1:3306" },
   "redis-url": { type: "string" },
 } as const;
@@ -514,7 +521,7 @@ async function main(): Promise<void> {
   const results: [number, HeadlineMeasures | undefined][] = [];
   for (const [i, scale] of scales.entries()) {
     if (i > 0) console.log(`\n${"=".repeat(100)}\n`);
-    results.push([scale, await evaluateSize(values, scale, i > 0)]);
+    results.push([scale, await evaluateSize(values, scale, i > 0 || values["headline-only"])]);
   }
   const f = (x: number) => x.toFixed(3);
   const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);

@@ -183,7 +183,7 @@ describe("text-image maps in MySQL", () => {
     expect(secondFits).toEqual([]);
   });
 
-  it("records a refused save, backs off, logs one short line without values, and keeps the last map", { timeout: 120_000 }, async () => {
+  it("records a refused save, backs off, logs one short line without values, and keeps the last map", { timeout: 300_000 }, async () => {
     const lines: string[] = [];
     const log = createLogger({ level: "info" }, { write: (line: string) => void lines.push(line) });
     const before = await mapRow();
