@@ -19,6 +19,85 @@ import { completeWith } from "../test/support/synthetic-processing.js";
 import type { TestServer } from "../test/support/test-server.js";
 import { freePort } from "../test/support/free-port.js";
 
+/** Undescribed products of the half catalog (odd index), all of them, for the zero-shot classification. */
+const UNDESCRIBED = [{ field: "described", operator: "eq", value: false }];
+const MIN_COLOUR_PRODUCTS = 10;
+
+async function headline(
+  input: ServiceEvalInput,
+  search: (query: string, visualWeight: number, extra?: object) => Promise<Hit[]>,
+  recommend: (productId: string) => Promise<Hit[]>,
+): Promise<HeadlineMeasures> {
+  const undescribed = input.items.filter((_, i) => i % 2 === 1);
+  // Zero-shot: every undescribed product's score under each type query (topK covers them all), the
+  // best-scoring type its prediction; products of types outside the query list are not classified.
+  const best = new Map<string, { type: string; score: number }>();
+  let typeP10 = 0;
+  for (const { articleType, query } of input.typeQueries) {
+    const hits = await search(query, 1, { filters: UNDESCRIBED, topK: Math.min(500, undescribed.length) });
+    typeP10 += hits.slice(0, 10).filter((h) => h.metadata.articleType === articleType).length / 10;
+    for (const h of hits) {
+      const seen = best.get(h.productId);
+      if (!seen || h.score > seen.score) best.set(h.productId, { type: articleType, score: h.score });
+    }
+  }
+  const listed = new Set(input.typeQueries.map((q) => q.articleType));
+  const classified = undescribed.filter((item) => listed.has(item.articleType));
+  const truth = classified.map((item) => item.articleType);
+  // A product in no query's top 500 counts as wrong.
+  const predicted = classified.map((item) => best.get(`half-${item.id}`)?.type ?? "");
+  const colourCounts = new Map<string, number>();
+  for (const item of undescribed) colourCounts.set(item.baseColour, (colourCounts.get(item.baseColour) ?? 0) + 1);
+  const colours = [...colourCounts].filter(([, n]) => n >= MIN_COLOUR_PRODUCTS).map(([c]) => c).sort();
+  let colourP10 = 0;
+  for (const colour of colours) {
+    const hits = await search(colour.toLowerCase(), 1, { filters: UNDESCRIBED });
+    colourP10 += hits.filter((h) => h.metadata.baseColour === colour).length / 10;
+  }
+  const sums = [0, 0, 0];
+  const counts = [0, 0, 0];
+  for (let i = 0; i < input.items.length; i++) {
+    const item = input.items[i]!;
+    const hits = await recommend(item.id);
+    const share = hits.filter((h) => h.metadata.articleType === item.articleType).length / 10;
+    for (const k of [0, i % 2 === 0 ? 1 : 2]) {
+      sums[k]! += share;
+      counts[k]!++;
+    }
+  }
+  const measures: HeadlineMeasures = {
+    typeF1: weightedF1(truth, predicted),
+    typeP10: typeP10 / input.typeQueries.length,
+    colourP10: colourP10 / colours.length,
+    recommendations: sums.map((s, k) => s / counts[k]!) as [number, number, number],
+  };
+  const f = (x: number) => x.toFixed(3);
+  const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
+  console.log("");
+  console.log(`the issue's measures, through the service (half-described catalog, visual weight 1)`);
+  row(`zero-shot type, weighted F1 (${classified.length} undescribed, ${listed.size} types)`, f(measures.typeF1));
+  row(`"<type>" P@10 among undescribed products`, f(measures.typeP10));
+  row(`"<colour>" P@10 among undescribed products (${colours.length} colours)`, f(measures.colourP10));
+  row(`recommendations: same type in the top 10 (all, described, undescribed)`, ...measures.recommendations.map(f));
+  return measures;
+}
+
+/** Support-weighted F1 over the classes in `truth` (predictions may name any class). */
+export function weightedF1(truth: readonly string[], predicted: readonly string[]): number {
+  let total = 0;
+  for (const c of new Set(truth)) {
+    let tp = 0, fp = 0, fn = 0;
+    truth.forEach((t, i) => {
+      const p = predicted[i];
+      if (t === c && p === c) tp++;
+      else if (p === c) fp++;
+      else if (t === c) fn++;
+    });
+    total += tp === 0 ? 0 : ((2 * tp) / (2 * tp + fp + fn)) * (tp + fn);
+  }
+  return total / truth.length;
+}
+
 export interface EvalItem {
   id: string;
   articleType: string;
@@ -37,6 +116,8 @@ export interface ServiceEvalInput {
   redisUrl: string | undefined;
   cacheDir: string;
   log: (message: string) => void;
+  /** Only the half-described catalog and the issue's four measures (the brand and title checks need every title). */
+  headlineOnly?: boolean;
 }
 
 interface Hit {
@@ -55,7 +136,19 @@ export function misspelt(brand: string): string {
   return letters.join("");
 }
 
-export async function evaluateThroughService(input: ServiceEvalInput): Promise<void> {
+/** The issue's four measures on the half-described catalog, as a shopper's calls see them. */
+export interface HeadlineMeasures {
+  /** Zero-shot type of each undescribed product: the type query that scores it highest (visual_weight 1), support-weighted F1. */
+  typeF1: number;
+  /** "<type>" (visual_weight 1), filtered to undescribed products: P@10 by type. */
+  typeP10: number;
+  /** "<colour>" (visual_weight 1), filtered to undescribed products: P@10 by colour. */
+  colourP10: number;
+  /** Recommendations (visualWeight 1) of every product: share of the top 10 of its type; [all, described, undescribed]. */
+  recommendations: [number, number, number];
+}
+
+export async function evaluateThroughService(input: ServiceEvalInput): Promise<HeadlineMeasures> {
   const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
   const f = (x: number) => x.toFixed(3);
   let redis: ProvisionedRedis | undefined;
@@ -89,8 +182,9 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
     };
     // Two API processes on one database and index: meaning only (as before), and with lexical matching.
     const services: Record<"off" | "on", string> = { off: "", on: "" };
+    const configs = { on: loadConfig({ ...env, SEARCH_LEXICAL: "on" }), off: loadConfig({ ...env, SEARCH_LEXICAL: "off" }) };
     for (const mode of ["on", "off"] as const) {
-      const app = await createApp(loadConfig({ ...env, SEARCH_LEXICAL: mode }));
+      const app = await createApp(configs[mode]);
       apps.push(app);
       services[mode] = (await app.listen()).restUrl;
     }
@@ -114,7 +208,7 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
     const brands = titles.map((t) => lexicalWords(t)[0] ?? "");
     const embeddings = new Map<string, { image: Float32Array; colour: Float32Array; text: Float32Array }>();
     const catalogs: Record<"titled" | "half", string> = { titled: "", half: "" };
-    for (const kind of ["titled", "half"] as const) {
+    for (const kind of input.headlineOnly ? (["half"] as const) : (["titled", "half"] as const)) {
       catalogs[kind] = (await call(services.on, `/organizations/${organizationId}/catalogs`, { name: kind })).id as string;
       const products = input.items.map((item, i) => {
         const described = kind === "titled" || i % 2 === 0;
@@ -133,13 +227,16 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
       }
     }
     const started = performance.now();
-    await completeWith({ app: apps[0]!, config: loadConfig({ ...env, SEARCH_LEXICAL: "on" }) } as TestServer, embeddings);
+    await completeWith({ app: apps[0]!, config: configs.on } as TestServer, embeddings);
     input.log(`service evaluation: ${embeddings.size} products processed and indexed in ${Math.round(performance.now() - started)} ms`);
 
     const search = async (mode: "off" | "on", catalog: "titled" | "half", query: string, w: number, extra: object = {}) =>
       (await call(services[mode], "/search", { organizationId, catalogId: catalogs[catalog], query, topK: 10, visual_weight: w, similarity_threshold: 0, ...extra }))
         .results as Hit[];
 
+    const recommend = (productId: string) =>
+      call(services.on, "/recs", { organizationId, catalogId: catalogs.half, productId: `half-${productId}`, topK: 10, visualWeight: 1 }).then((r) => r.results as Hit[]);
+    if (input.headlineOnly) return await headline(input, (query, w, extra) => search("on", "half", query, w, extra), recommend);
     const brandCounts = new Map<string, number>();
     for (const b of brands) if (b) brandCounts.set(b, (brandCounts.get(b) ?? 0) + 1);
     const testedBrands = [...brandCounts].filter(([, n]) => n >= MIN_BRAND_PRODUCTS).map(([b]) => b).sort();
@@ -200,6 +297,7 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<v
     row(`photo-only: "<type>" P@10 among undescribed products (filter)`, f(photo.off.filtered), f(photo.on.filtered));
     row(`photo-only: undescribed products of the type in the mixed top 10`, f(photo.off.mixed), f(photo.on.mixed));
     console.log(`  ${input.typeQueries.length} "<type>" queries on the half-described catalog; brand misspellings as in "${misspelt("skechers")}"`);
+    return await headline(input, (query, w, extra) => search("on", "half", query, w, extra), recommend);
   } finally {
     for (const app of apps) await app.close().catch(() => undefined);
     const server = new URL(dbUrl);

@@ -4,7 +4,13 @@
 //
 //   npx tsx bench/eval.ts [--dir ../shared/eval/fashion-dev] [--limit N] [--lambda 1] [--colour-weight 1]
 //                         [--landmarks 1000 (0: a linear map)] [--cv]
-//                         [--skip-service | --service-only] [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//                         [--scales 1,4] [--skip-service | --service-only [--headline-only]]
+//                         [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//
+// --scales: photo sizes, as factors of the files' own (fashion-dev's 225x300 thumbnails; 4:
+// 900x1200, enlarged in memory before encoding, as shops' photos are larger); at the first scale
+// everything, at the others the map's tables and the issue's four measures through the service.
+// --headline-only: through the service, the four measures alone at every scale.
 //
 // Last, the same photos and titles go through the running service (eval-service.ts: REST, Redis 8,
 // MariaDB), with lexical matching off and on: brand names, exact titles, misspelt brands, brand
@@ -24,6 +30,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import sharp from "sharp";
 import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSION } from "../src/embeddings/index.js";
 import type { Encoders, TextEncoder } from "../src/embeddings/index.js";
 import { rowDots } from "../src/embeddings/linear-algebra.js";
@@ -32,7 +39,9 @@ import { DEFAULT_COLOUR_WEIGHT, DEFAULT_KERNEL, DEFAULT_LAMBDA, DEFAULT_WHITENIN
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/index.js";
 import { dot, l2NormaliseInPlace } from "../src/embeddings/vector-math.js";
-import { evaluateThroughService } from "./eval-service.js";
+import { recommendationVisual } from "../src/search/visual-space.js";
+import { evaluateThroughService, weightedF1 } from "./eval-service.js";
+import type { HeadlineMeasures } from "./eval-service.js";
 
 interface Item {
   id: string;
@@ -54,8 +63,8 @@ interface Dataset {
   textEncoder: TextEncoder & { close(): Promise<void> };
 }
 
-const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
-const CACHE_DIR = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
+export const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
+export const CACHE_DIR = process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine");
 
 // ---------------------------------------------------------------------------------------------
 // Encodings, cached
@@ -69,13 +78,27 @@ interface CacheHeader {
   timings: Dataset["timings"];
 }
 
-async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined): Promise<Dataset> {
+/**
+ * Shops upload photos larger than fashion-dev's 225x300 thumbnails: with `scale` each photo is
+ * enlarged (Lanczos) by that factor and re-encoded as a JPEG of quality 90 in memory before it is
+ * encoded, e.g. 4: 900x1200. Nothing is written but the encodings cache.
+ */
+async function photoBytes(file: string, scale: number): Promise<Buffer> {
+  const bytes = await readFile(file);
+  if (scale === 1) return bytes;
+  const image = sharp(bytes);
+  const { width, height } = await image.metadata();
+  return image.resize(Math.round(width! * scale), Math.round(height! * scale), { kernel: "lanczos3" }).jpeg({ quality: 90 }).toBuffer();
+}
+
+export async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined, scale = 1): Promise<Dataset> {
   const lines = (await readFile(join(dir, "items.jsonl"), "utf8")).split("\n").filter((l) => l.trim());
   const items = lines.map((l) => JSON.parse(l) as Item).slice(0, limit ?? Infinity);
   // Key: encoder versions, the colour profile's source (it has no version of its own), and every
   // photo's name, size and mtime plus every title.
   const hash = createHash("sha256");
   hash.update(`${IMAGE_ENCODER_VERSION}\n${TEXT_ENCODER_VERSION}\n`);
+  if (scale !== 1) hash.update(`scale ${scale} lanczos3 q90\n`);
   for (const f of ["colour-profile.ts", "colour-names.ts", "decode-rgb.ts"]) {
     hash.update(await readFile(join(import.meta.dirname, "..", "src", "embeddings", f)));
   }
@@ -104,7 +127,7 @@ async function loadDataset(dir: string, limit: number | undefined, log: (m: stri
   try {
     // Colour first, then the image model, one photo at a time: each phase's time is its own.
     for (let i = 0; i < items.length; i++) {
-      const bytes = await readFile(join(dir, items[i]!.image));
+      const bytes = await photoBytes(join(dir, items[i]!.image), scale);
       const c0 = performance.now();
       colour[i] = await colourProfile(bytes);
       const c1 = performance.now();
@@ -192,7 +215,7 @@ function stack(vectors: readonly Float32Array[]): { m: Float64Array; dims: numbe
 }
 
 /** Indices of the k highest scores, best first, skipping `exclude`. */
-function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
+export function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
   const best: number[] = [];
   for (let i = 0; i < scores.length; i++) {
     if (i === exclude) continue;
@@ -210,14 +233,14 @@ function topK(scores: ArrayLike<number>, k: number, exclude = -1): number[] {
 }
 
 type Label = (item: Item) => string;
-const byType: Label = (i) => i.articleType;
-const byColour: Label = (i) => i.baseColour;
+export const byType: Label = (i) => i.articleType;
+export const byColour: Label = (i) => i.baseColour;
 
 /**
  * Leave-one-out precision@k within one collection: each vector (skipping all-zero ones) queries
  * all others. Returns the mean, per label function.
  */
-function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item[], labels: readonly Label[], k = 10): number[] {
+export function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item[], labels: readonly Label[], k = 10): number[] {
   const n = vectors.length;
   const { m, dims } = stack(vectors);
   const sims = rowDots(m, n, dims);
@@ -236,7 +259,7 @@ function selfPrecisionAtK(vectors: readonly Float32Array[], items: readonly Item
 }
 
 /** Precision@k of queries against a corpus: the share of each query's k nearest that match its wanted labels. */
-function queryPrecisionAtK(
+export function queryPrecisionAtK(
   queries: readonly { vector: Float32Array; want: readonly (string | undefined)[] }[],
   corpus: readonly Float32Array[],
   corpusItems: readonly Item[],
@@ -254,24 +277,6 @@ function queryPrecisionAtK(
     });
   }
   return sums.map((s) => s / queries.length);
-}
-
-/** Support-weighted F1 over the classes in `truth` (predictions may name any class). */
-function weightedF1(truth: readonly string[], predicted: readonly string[]): number {
-  const classes = [...new Set(truth)];
-  let total = 0;
-  for (const c of classes) {
-    let tp = 0, fp = 0, fn = 0;
-    truth.forEach((t, i) => {
-      const p = predicted[i];
-      if (t === c && p === c) tp++;
-      else if (p === c) fp++;
-      else if (t === c) fn++;
-    });
-    const f1 = tp === 0 ? 0 : (2 * tp) / (2 * tp + fp + fn);
-    total += f1 * (tp + fn);
-  }
-  return total / truth.length;
 }
 
 /** Expected weighted F1 of guessing uniformly among the classes. */
@@ -305,7 +310,7 @@ const ONE_ITEM: Record<string, string> = {
 
 type TypeNaming = "one-item" | "as-given";
 
-function typeQuery(articleType: string, naming: TypeNaming = "one-item"): string {
+export function typeQuery(articleType: string, naming: TypeNaming = "one-item"): string {
   return (naming === "one-item" ? ONE_ITEM[articleType] : undefined) ?? articleType.toLowerCase();
 }
 
@@ -328,7 +333,7 @@ interface TextImageTask {
   pairs: [string, string][];
 }
 
-function textImageTask(items: readonly Item[], minTypeCount = 10, minPairCount = 3): TextImageTask {
+export function textImageTask(items: readonly Item[], minTypeCount = 10, minPairCount = 3): TextImageTask {
   const described = items.map((_, i) => i).filter((i) => i % 2 === 0);
   const withheld = items.map((_, i) => i).filter((i) => i % 2 === 1);
   const withheldItems = withheld.map((i) => items[i]!);
@@ -356,7 +361,7 @@ interface TextImageScores {
 }
 
 /** Scores vectors standing for the withheld products (mapped photos, or their own titles for reference). */
-function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonly Float32Array[]): TextImageScores {
+export function scoreTextImage(task: TextImageTask, text: QueryEncoder, vectors: readonly Float32Array[]): TextImageScores {
   const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
   const f1 = (naming: TypeNaming) => {
     const prompts = task.types.map((t) => text.encode(typeQuery(t, naming)));
@@ -376,8 +381,63 @@ function scoreTextImage(task: TextImageTask, text: TextEncoder, vectors: readonl
   };
 }
 
-function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}): { map: TextImageMap; fitMs: number } {
-  const samples = task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! }));
+/** "<colour>" queries (colours with >= 10 withheld products) against the withheld products: P@10 by colour. */
+export function colourPrecision(task: TextImageTask, text: QueryEncoder, vectors: readonly Float32Array[]): { p10: number; queries: number } {
+  const counts = new Map<string, number>();
+  for (const item of task.withheldItems) counts.set(item.baseColour, (counts.get(item.baseColour) ?? 0) + 1);
+  const colours = [...counts].filter(([, n]) => n >= 10).map(([c]) => c).sort();
+  const queries = colours.map((c) => ({ vector: text.encode(colourQuery(c)), want: [c] }));
+  return { p10: queryPrecisionAtK(queries, vectors, task.withheldItems, [byColour])[0]!, queries: colours.length };
+}
+
+/**
+ * Recommendations in a catalog described on the even half, as the service makes them with
+ * visualWeight 1: every product a subject, the share of its 10 nearest of its own type, for
+ * described and undescribed subjects. What each choice gives: the raw photo features, the mapped
+ * photos, the described subject's descriptor in its query (search-service.ts: what ships), and
+ * the descriptors of every described product blended into its indexed photo (rejected).
+ */
+function recommendationTable(data: Dataset, task: TextImageTask, map: TextImageMap): void {
+  const items = data.items;
+  const described = new Set(task.described);
+  const mapped = items.map((_, i) => map.apply(data.image[i]!, data.colour[i]!));
+  const blend = (i: number) => (described.has(i) ? recommendationVisual(mapped[i]!, data.text[i]!) : mapped[i]!);
+  const measure = (query: (i: number) => Float32Array, corpus: readonly Float32Array[]) => {
+    const sums = [0, 0], counts = [0, 0];
+    for (let i = 0; i < items.length; i++) {
+      const q = query(i);
+      const top = topK(corpus.map((c) => dot(c, q)), 10, i);
+      const k = described.has(i) ? 0 : 1;
+      sums[k]! += top.filter((j) => items[j]!.articleType === items[i]!.articleType).length / 10;
+      counts[k]!++;
+    }
+    return [(sums[0]! + sums[1]!) / items.length, sums[0]! / counts[0]!, sums[1]! / counts[1]!];
+  };
+  const f = (x: number) => x.toFixed(3);
+  const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
+  row("recommendations, visualWeight 1: same type in the top 10", "all", "descr.", "undescr.");
+  row("  raw photo features", ...measure((i) => data.image[i]!, data.image).map(f));
+  row("  mapped photos (before issue 12)", ...measure((i) => mapped[i]!, mapped).map(f));
+  row("  + a described subject's descriptor in its query (default)", ...measure(blend, mapped).map(f));
+  row("  + descriptors blended into the indexed photos too (rejected)", ...measure(blend, items.map((_, i) => blend(i))).map(f));
+}
+
+/** How a query becomes the vector compared with mapped photos. */
+export type QueryEncoder = Pick<TextEncoder, "encode">;
+
+/** A query's visual side as the service builds it: its word vector through the map's word prototypes. */
+export function queriesThrough(map: TextImageMap, text: TextEncoder): QueryEncoder {
+  return { encode: (query) => map.queryVisual(query, text.encode(query)) };
+}
+
+/** The map on the described half; with `prototypes` false, fitted without the titles' words (no word prototypes). */
+function fitOnDescribed(data: Dataset, task: TextImageTask, options: FitTextImageMapOptions = {}, prototypes = true): { map: TextImageMap; fitMs: number } {
+  const samples = task.described.map((i) => ({
+    image: data.image[i]!,
+    colour: data.colour[i]!,
+    text: data.text[i]!,
+    ...(prototypes ? { descriptor: data.items[i]!.productDisplayName } : {}),
+  }));
   const t0 = performance.now();
   const map = fitTextImageMap(samples, options);
   return { map, fitMs: performance.now() - t0 };
@@ -387,7 +447,7 @@ function mapWithheld(data: Dataset, task: TextImageTask, map: TextImageMap): Flo
   return task.withheld.map((i) => map.apply(data.image[i]!, data.colour[i]!));
 }
 
-function argmax(values: readonly number[]): number {
+export function argmax(values: readonly number[]): number {
   let best = 0;
   for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
   return best;
@@ -438,27 +498,55 @@ function crossValidate(data: Dataset, task: TextImageTask, options: FitTextImage
   return [i2t / count, t2i / count];
 }
 
+const OPTIONS = {
+  dir: { type: "string", default: DEFAULT_DIR },
+  limit: { type: "string" },
+  lambda: { type: "string", default: String(DEFAULT_LAMBDA) },
+  "colour-weight": { type: "string", default: String(DEFAULT_COLOUR_WEIGHT) },
+  landmarks: { type: "string", default: String(DEFAULT_KERNEL.landmarks) },
+  cv: { type: "boolean", default: false },
+  scales: { type: "string", default: "1,4" },
+  "skip-service": { type: "boolean", default: false },
+  "service-only": { type: "boolean", default: false },
+  "headline-only": { type: "boolean", default: false },
+  "mysql-url": { type: "string", default: "mysql://root@127.0.0.1:3306" },
+  "redis-url": { type: "string" },
+} as const;
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      dir: { type: "string", default: DEFAULT_DIR },
-      limit: { type: "string" },
-      lambda: { type: "string", default: String(DEFAULT_LAMBDA) },
-      "colour-weight": { type: "string", default: String(DEFAULT_COLOUR_WEIGHT) },
-      landmarks: { type: "string", default: String(DEFAULT_KERNEL.landmarks) },
-      cv: { type: "boolean", default: false },
-      "skip-service": { type: "boolean", default: false },
-      "service-only": { type: "boolean", default: false },
-      "mysql-url": { type: "string", default: "mysql://root@127.0.0.1:3306" },
-      "redis-url": { type: "string" },
-    },
-  });
+  const { values } = parseArgs({ options: OPTIONS });
+  const scales = values.scales.split(",").map(Number);
+  if (scales.some((x) => !(x > 0))) throw new Error(`--scales: positive numbers, got ${values.scales}`);
+  const results: [number, HeadlineMeasures | undefined][] = [];
+  for (const [i, scale] of scales.entries()) {
+    if (i > 0) console.log(`\n${"=".repeat(100)}\n`);
+    results.push([scale, await evaluateSize(values, scale, i > 0 || values["headline-only"])]);
+  }
+  const f = (x: number) => x.toFixed(3);
+  const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
+  if (results.some(([, m]) => m)) {
+    console.log("");
+    console.log("the issue's four measures through the service (half-described catalog), by photo size");
+    row("photos", "F1", "type", "colour", "recs", "recs:des", "recs:und");
+    for (const [scale, m] of results) {
+      if (m) row(scale === 1 ? "thumbnails as given (225x300)" : `enlarged x${scale} (${225 * scale}x${300 * scale})`, f(m.typeF1), f(m.typeP10), f(m.colourP10), ...m.recommendations.map(f));
+    }
+    row("issue 12's goal", "0.700", "0.850", "0.700", "0.800");
+  }
+}
+
+/**
+ * Everything at one photo size; `headlineOnly` keeps the service part to the issue's four
+ * measures (the brand and title checks do not depend on the photos).
+ */
+async function evaluateSize(values: Values, scale: number, headlineOnly: boolean): Promise<HeadlineMeasures | undefined> {
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   const lambda = Number(values.lambda);
   const colourWeight = Number(values["colour-weight"]);
   const landmarks = Number(values.landmarks);
   const log = (m: string) => console.error(m);
-  const data = await loadDataset(values.dir, limit, log);
+  const data = await loadDataset(values.dir, limit, log, scale);
   try {
     const { items } = data;
     const throughService = () =>
@@ -472,13 +560,15 @@ async function main(): Promise<void> {
         redisUrl: values["redis-url"],
         cacheDir: CACHE_DIR,
         log,
+        headlineOnly,
       });
     if (values["service-only"]) return await throughService();
     const zeroTitles = data.text.filter((v) => !v.some((x) => x !== 0)).length;
     const f = (x: number) => x.toFixed(3);
     const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
 
-    console.log(`Vitrine retrieval evaluation: ${values.dir}, ${items.length} items (${zeroTitles} titles with no known word)`);
+    const size = scale === 1 ? "photos as given" : `photos enlarged x${scale} (Lanczos, JPEG quality 90) before encoding`;
+    console.log(`Vitrine retrieval evaluation: ${values.dir}, ${items.length} items (${zeroTitles} titles with no known word), ${size}`);
     console.log(`image encoder ${IMAGE_ENCODER_VERSION}; text encoder ${TEXT_ENCODER_VERSION}; colour profile: 11 basic colour names`);
     console.log("precision@10 by X = share of the 10 nearest whose X equals the query's");
     console.log("");
@@ -499,7 +589,8 @@ async function main(): Promise<void> {
     const options: FitTextImageMapOptions = { lambda, colourWeight, kernel };
     const { map, fitMs } = fitOnDescribed(data, task, options);
     const mapped = mapWithheld(data, task, map);
-    const scores = scoreTextImage(task, data.textEncoder, mapped);
+    const through = queriesThrough(map, data.textEncoder);
+    const scores = scoreTextImage(task, through, mapped);
     const titles = scoreTextImage(task, data.textEncoder, task.withheld.map((i) => data.text[i]!));
     const kernelName = kernel
       ? `RBF kernel on ${kernel.landmarks} landmarks (lambda ${kernel.lambda}, bandwidth ${kernel.bandwidth}, colour weight ${kernel.colourWeight})`
@@ -522,9 +613,12 @@ async function main(): Promise<void> {
     console.log("  * titles: the withheld products' own title vectors in place of mapped photos (text-to-text reference)");
     row("leave-one-out precision@10 among the withheld products", "type", "colour");
     row("  mapped photo -> the other mapped photos (recommendations)", ...selfPrecisionAtK(mapped, task.withheldItems, [byType, byColour]).map(f));
+    const colourP10 = colourPrecision(task, through, mapped);
+    row(`  "<colour>" (${colourP10.queries} colours with >= 10) -> mapped photos, by colour`, f(colourP10.p10));
+    recommendationTable(data, task, map);
 
     console.log("");
-    row("what each step of the map contributes", "F1", "F1 given", "type", "c+t:type", "colour", "both", "i2i:type", "i2i:col");
+    row("what each step of the map contributes", "F1", "F1 given", "type", "c+t:type", "colour", "both", "i2i:type", "i2i:col", "<colour>");
     const linear: FitTextImageMapOptions = { ...options, kernel: false };
     const withKernel: FitTextImageMapOptions = { ...options, kernel: kernel || DEFAULT_KERNEL };
     const variants: [string, FitTextImageMapOptions][] = [
@@ -532,7 +626,8 @@ async function main(): Promise<void> {
       ["+ residual whitening", { ...linear, removeMeanDirection: false }],
       ["+ mean text direction removed (linear map)", linear],
       ["  ... linear map at lambda 0.3 (the previous default map)", { ...linear, lambda: 0.3 }],
-      [`+ RBF kernel ridge on residuals, ${(kernel || DEFAULT_KERNEL).landmarks} landmarks${kernel ? " (default)" : ""}`, withKernel],
+      [`+ RBF kernel ridge on residuals, ${(kernel || DEFAULT_KERNEL).landmarks} landmarks (the map before issue 12)`, withKernel],
+      [`+ word prototypes beside a query's word vector${kernel ? " (default)" : ""}`, withKernel],
       ["  ... 250 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 250 } }],
       ["  ... 500 landmarks", { ...withKernel, kernel: { ...DEFAULT_KERNEL, landmarks: 500 } }],
       ["  ... kernel bandwidth 1 (wider)", { ...withKernel, kernel: { ...DEFAULT_KERNEL, bandwidth: 1 } }],
@@ -545,12 +640,16 @@ async function main(): Promise<void> {
     ];
     const cvRows: [string, number[]][] = [];
     for (const [name, variant] of variants) {
-      const v = mapWithheld(data, task, fitOnDescribed(data, task, variant).map);
-      const s = scoreTextImage(task, data.textEncoder, v);
-      row(name, f(s.f1["one-item"]), f(s.f1["as-given"]), f(s.typeP10), ...s.colourTypeP10.map(f), ...selfPrecisionAtK(v, task.withheldItems, [byType, byColour]).map(f));
+      // Rows from the prototypes' on are variations of the default map, which has them.
+      const prototypes = variants.findIndex(([n]) => n.startsWith("+ word prototypes")) <= variants.findIndex(([n]) => n === name);
+      const fitted = fitOnDescribed(data, task, variant, prototypes).map;
+      const v = mapWithheld(data, task, fitted);
+      const q = queriesThrough(fitted, data.textEncoder);
+      const s = scoreTextImage(task, q, v);
+      row(name, f(s.f1["one-item"]), f(s.f1["as-given"]), f(s.typeP10), ...s.colourTypeP10.map(f), ...selfPrecisionAtK(v, task.withheldItems, [byType, byColour]).map(f), f(colourPrecision(task, q, v).p10));
       if (values.cv) cvRows.push([name, crossValidate(data, task, variant)]);
     }
-    console.log("  F1: zero-shot type; type, c+t: precision@10 of \"<type>\" and \"<colour> <type>\" queries; i2i: mapped photo to photo");
+    console.log("  F1: zero-shot type; type, c+t, <colour>: precision@10 of \"<type>\", \"<colour> <type>\" and \"<colour>\" queries; i2i: mapped photo to photo");
     if (values.cv) {
       console.log("");
       row("5-fold cross-validation on the described half (no withheld data)", "img>text", "text>img");
@@ -573,7 +672,7 @@ async function main(): Promise<void> {
     const projectMs = projectionTime(data, map);
     console.log(`projecting a photo through the map: ${projectMs.toFixed(3)} ms (map ${(map.toBytes().length / 1e6).toFixed(1)} MB)`);
 
-    if (!values["skip-service"]) await throughService();
+    return values["skip-service"] ? undefined : await throughService();
   } finally {
     await data.textEncoder.close();
   }

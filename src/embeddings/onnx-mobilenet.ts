@@ -8,7 +8,13 @@
 // into the convolution.
 import type { MobileNetPlan, PlanTensor } from "./mobilenet-plan.js";
 
-export function mobileNetToOnnx(plan: MobileNetPlan, size: number): Uint8Array {
+/** A tensor of the plan pooled over its positions into an extra output named "<tensor>/<pool>" (bench/eval-features.ts). */
+export interface PooledOutput {
+  tensor: string;
+  pool: "mean" | "max";
+}
+
+export function mobileNetToOnnx(plan: MobileNetPlan, size: number, extra: readonly PooledOutput[] = []): Uint8Array {
   const nodes: Proto[] = [];
   const initialisers: Proto[] = [tensorProto("relu6/min", [], new Float32Array([0])), tensorProto("relu6/max", [], new Float32Array([6]))];
   const clip = (input: string, output: string) => nodeProto("Clip", [input, "relu6/min", "relu6/max"], [output]);
@@ -58,11 +64,17 @@ export function mobileNetToOnnx(plan: MobileNetPlan, size: number): Uint8Array {
         break;
     }
   }
+  for (const { tensor, pool } of extra) {
+    const name = `${tensor}/${pool}`;
+    nodes.push(nodeProto(pool === "mean" ? "GlobalAveragePool" : "GlobalMaxPool", [tensor], [`${name}/pooled`]));
+    nodes.push(nodeProto("Flatten", [`${name}/pooled`], [name], [intAttribute("axis", 1)]));
+  }
   const graph = new Proto().str(2, "mobilenet_v2_features");
   for (const n of nodes) graph.msg(1, n);
   for (const t of initialisers) graph.msg(5, t);
   graph.msg(11, valueInfoProto(plan.input, ["n", 3, size, size]));
   graph.msg(12, valueInfoProto(plan.output, ["n", lastConvChannels(plan) ?? "features"]));
+  for (const { tensor, pool } of extra) graph.msg(12, valueInfoProto(`${tensor}/${pool}`, ["n", "features"]));
   return new Proto()
     .int(1, 8) // ir_version
     .str(2, "vitrine")

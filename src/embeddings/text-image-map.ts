@@ -8,6 +8,7 @@
 // Pure and dependency-free (Float64 arithmetic, Cholesky solves). The fit solves the primal
 // (d x d) system when the samples outnumber the input dimensions, else the dual (n x n) one.
 import { choleskyInPlace, choleskySolveRowsInPlace, rowDots, transpose } from "./linear-algebra.js";
+import { prototypeIndex, queryWithPrototypes, wordPrototypes } from "./word-prototypes.js";
 import { fitKernelRidge, landmarkKernel, type KernelFit, type KernelRidgeOptions, type LandmarkKernel } from "./rbf-landmarks.js";
 
 export interface TextImageMap {
@@ -20,6 +21,12 @@ export interface TextImageMap {
   readonly version: string;
   /** The photo's position in the text space, L2-normalised (all zero only for degenerate input). */
   apply(imageFeatures: Float32Array, colour: Float32Array): Float32Array;
+  /**
+   * Where a text query stands among the mapped photos (word-prototypes.ts): its word vector and, at
+   * equal weight, the prototypes of its words that the catalog's titles hold, unit length. The word
+   * vector unchanged when the map has no prototypes or none of the query's words has one.
+   */
+  queryVisual(query: string, words: Float32Array): Float32Array;
   toBytes(): Buffer;
 }
 
@@ -28,6 +35,8 @@ export interface TextImageSample {
   colour: Float32Array;
   /** The descriptor's text vector; an all-zero one (no known word) makes the sample count for nothing. */
   text: Float32Array;
+  /** The descriptor itself: its words get prototypes (word-prototypes.ts). */
+  descriptor?: string;
 }
 
 export interface FitTextImageMapOptions {
@@ -69,15 +78,18 @@ export const DEFAULT_WHITENING = 0.3;
 export const DEFAULT_KERNEL: KernelOptions = { landmarks: 1000, bandwidth: 2, colourWeight: 0.5, lambda: 0.5 };
 
 const MAGIC = 0x4d495456; // "VTIM" little-endian
-/** 1: linear weights and bias; 2: and, when the header names a kernel, its landmarks and weights. */
-const FORMAT = 2;
+/**
+ * 1: linear weights and bias; 2: and, when the header names a kernel, its landmarks and weights;
+ * 3: and, when the header lists prototype words, their vectors (word x output).
+ */
+const FORMAT = 3;
 /**
  * Names the fitting recipe; stored in every map and part of its version. "ridge1" (maps stored
  * without a recipe) kept the mean text vector in the outputs and neither whitened nor removed the
- * mean direction; "ridge2" was the linear map alone: a caller may refit maps whose version does not
- * start with this.
+ * mean direction; "ridge2" was the linear map alone; "ridge3-rbf" had no word prototypes
+ * (word-prototypes.ts): a caller may refit maps whose version does not start with this.
  */
-export const TEXT_IMAGE_MAP_RECIPE = "ridge3-rbf";
+export const TEXT_IMAGE_MAP_RECIPE = "ridge3-rbf-proto1";
 
 interface MapHeader {
   /** Absent in maps of the first recipe. */
@@ -92,6 +104,8 @@ interface MapHeader {
   removeMeanDirection: boolean;
   /** Absent in linear maps. */
   kernel?: { landmarks: number; gamma: number; colourWeight: number; bandwidth: number; lambda: number };
+  /** Words with a prototype, in the order of their vectors; absent in maps before format 3. */
+  prototypeWords?: string[];
 }
 
 interface MapParts extends MapHeader {
@@ -104,6 +118,8 @@ interface MapParts extends MapHeader {
    * dimension: see LandmarkKernel.columns) and weights (landmark x output).
    */
   kernelParts?: { columns: Float32Array; weights: Float32Array };
+  /** Present when the header lists prototype words: word x output, unit rows. */
+  prototypes?: Float32Array;
 }
 
 /**
@@ -124,6 +140,8 @@ interface MapParts extends MapHeader {
  *      names, mostly) weigh less in a text query's dot product with the output.
  *   4. The catalog's mean text direction projected out of the outputs, as SIF removes the common
  *      direction of sentences: ranking by q . out is then ranking by (q - mean t) . out.
+ *   5. When the samples carry their descriptors, each descriptor word's prototype: the unit mean
+ *      of the outputs of the samples that use it (word-prototypes.ts), for queryVisual.
  * apply(z) = normalise(W^T (z - mean z) + alpha^T (k(z') - mean k)).
  */
 export function fitTextImageMap(samples: readonly TextImageSample[], options: FitTextImageMapOptions = {}): TextImageMap {
@@ -291,7 +309,7 @@ export function fitTextImageMap(samples: readonly TextImageSample[], options: Fi
     }
   }
 
-  return makeMap({
+  const parts: MapParts = {
     recipe: TEXT_IMAGE_MAP_RECIPE,
     imageDimensions: di,
     colourDimensions: dc,
@@ -315,7 +333,12 @@ export function fitTextImageMap(samples: readonly TextImageSample[], options: Fi
     weights,
     bias: Float32Array.from(bias),
     ...(kernel ? { kernelParts: { columns: kernel.kernel.columns, weights: kernelWeights } } : {}),
-  });
+  };
+  const described = used.filter((s) => s.descriptor);
+  if (described.length === 0) return makeMap(parts);
+  const linear = makeMap(parts);
+  const prototypes = wordPrototypes(described.map((s) => ({ descriptor: s.descriptor!, mapped: linear.apply(s.image, s.colour) })), k);
+  return makeMap({ ...parts, prototypeWords: prototypes.words, prototypes: prototypes.vectors });
 }
 
 function checkKernelOptions({ landmarks, bandwidth, colourWeight, lambda }: KernelOptions): void {
@@ -354,7 +377,7 @@ export function textImageMapFromBytes(bytes: Buffer): TextImageMap {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== MAGIC) throw new Error("text-image map: bad magic");
   const format = view.getUint32(4, true);
-  if (format !== 1 && format !== FORMAT) throw new Error(`text-image map: unsupported format ${format}`);
+  if (format !== 1 && format !== 2 && format !== FORMAT) throw new Error(`text-image map: unsupported format ${format}`);
   const headerLength = view.getUint32(8, true);
   const headerEnd = 12 + headerLength;
   if (headerEnd > bytes.length) throw new Error("text-image map: truncated header");
@@ -366,7 +389,10 @@ export function textImageMapFromBytes(bytes: Buffer): TextImageMap {
   const m = header.kernel?.landmarks ?? 0;
   if (!Number.isInteger(m) || m < 0 || (header.kernel && !(header.kernel.gamma > 0))) throw new Error("text-image map: bad kernel header");
   const kernelCount = m * (di + dc) + m * k;
-  if (bytes.length !== start + 4 * (weightCount + k + kernelCount)) throw new Error("text-image map: wrong length");
+  const words = header.prototypeWords ?? [];
+  if (!Array.isArray(words) || words.some((w) => typeof w !== "string")) throw new Error("text-image map: bad prototype words");
+  const prototypeCount = words.length * k;
+  if (bytes.length !== start + 4 * (weightCount + k + kernelCount + prototypeCount)) throw new Error("text-image map: wrong length");
   const floats = (offset: number, count: number) => {
     const out = new Float32Array(count);
     for (let i = 0; i < count; i++) out[i] = view.getFloat32(start + 4 * (offset + i), true);
@@ -377,7 +403,8 @@ export function textImageMapFromBytes(bytes: Buffer): TextImageMap {
   const kernelParts = header.kernel
     ? { columns: floats(weightCount + k, m * (di + dc)), weights: floats(weightCount + k + m * (di + dc), m * k) }
     : undefined;
-  return makeMap({ ...header, weights, bias, kernelParts });
+  const prototypes = words.length > 0 ? floats(weightCount + k + kernelCount, prototypeCount) : undefined;
+  return makeMap({ ...header, weights, bias, kernelParts, ...(prototypes ? { prototypes } : {}) });
 }
 
 /** z = [image | colourWeight * colour]; the kernel's input z' is the same with its own colour weight. */
@@ -402,6 +429,7 @@ function makeMap(parts: MapParts): TextImageMap {
     };
   }
   const version = `${parts.recipe ?? "ridge1"}-n${parts.trainedOn}-${fnv1a(bytes)}`;
+  const prototypes = parts.prototypeWords && parts.prototypes ? prototypeIndex(parts.prototypeWords, parts.prototypes, k) : undefined;
   return {
     inputDimensions: di + dc,
     outputDimensions: k,
@@ -426,6 +454,7 @@ function makeMap(parts: MapParts): TextImageMap {
       if (norm > 0 && Number.isFinite(norm)) for (let t = 0; t < k; t++) result[t] = out[t]! / norm;
       return result;
     },
+    queryVisual: (query, words) => (prototypes ? queryWithPrototypes(query, words, prototypes) : words),
     toBytes: () => serialise(parts),
   };
 }
@@ -452,14 +481,16 @@ function serialise(parts: MapParts): Buffer {
     whitening: parts.whitening,
     removeMeanDirection: parts.removeMeanDirection,
     ...(parts.kernel ? { kernel: parts.kernel } : {}),
+    ...(parts.prototypeWords && parts.prototypes ? { prototypeWords: parts.prototypeWords } : {}),
   };
   const header = Buffer.from(JSON.stringify(headerFields), "utf8");
   const start = align4(12 + header.length);
   const kernel = parts.kernel ? parts.kernelParts : undefined;
-  const floats = [parts.weights, parts.bias, ...(kernel ? [kernel.columns, kernel.weights] : [])];
+  const prototypes = parts.prototypeWords && parts.prototypes ? parts.prototypes : undefined;
+  const floats = [parts.weights, parts.bias, ...(kernel ? [kernel.columns, kernel.weights] : []), ...(prototypes ? [prototypes] : [])];
   const out = Buffer.alloc(start + 4 * floats.reduce((s, f) => s + f.length, 0));
   out.writeUInt32LE(MAGIC, 0);
-  out.writeUInt32LE(kernel ? FORMAT : 1, 4);
+  out.writeUInt32LE(prototypes ? FORMAT : kernel ? 2 : 1, 4);
   out.writeUInt32LE(header.length, 8);
   header.copy(out, 12);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);

@@ -15,6 +15,7 @@ import { LEXICAL_LIMITS, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } fro
 import { elementVisual, queryVector, scoreFromDots } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
 import { Vocabularies } from "./vocabularies.js";
+import { recommendationVisual } from "./visual-space.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
 
 const TARGET_CACHE_MS = 1000;
@@ -62,8 +63,10 @@ interface Want {
 /** What a search's words are matched with lexically (lexical.ts), and the weights to score holders. */
 interface TypedWords {
   words: readonly string[];
-  /** The query's unit text vector (zero for unknown words), compared with photos and descriptors. */
-  vector: Float32Array;
+  /** The query's unit vector compared with photos: its word vector beside its words' prototypes. */
+  visual: Float32Array;
+  /** The query's unit text vector (zero for unknown words), compared with descriptors. */
+  text: Float32Array;
   visualWeight: number;
 }
 
@@ -100,14 +103,19 @@ export class SearchService {
     const started = performance.now();
     const request = parseSearchRequest(raw);
     const words = this.text.encode(request.query);
-    const query = queryVector({ visual: words, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
-    const typed = { words: this.settings.lexical ? lexicalWords(request.query, LEXICAL_LIMITS.maxQueryWords) : [], vector: words, visualWeight: request.visualWeight };
+    const lexical = this.settings.lexical ? lexicalWords(request.query, LEXICAL_LIMITS.maxQueryWords) : [];
     const want = { ...request, threshold: request.similarityThreshold, exclude: undefined };
-    const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) =>
+    const hits = await this.withTarget(request.organizationId, request.catalogId, async (target) => {
+      // The visual side through the catalog's map (its words' prototypes); parsed maps are cached
+      // per version, so this is a lookup but for a map's first query in this process.
+      const space = await this.spaces.forMap(target.map);
+      const visual = space.query ? space.query(request.query, words) : words;
+      const query = queryVector({ visual, text: words, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+      const typed = { words: lexical, visual, text: words, visualWeight: request.visualWeight };
       // A query of words the model does not know matches on its letters alone; with no letters
       // either (punctuation, emoji), nothing, rather than everything alike.
-      query || typed.words.length > 0 ? this.nearest(request.catalogId, target.map, query, want, typed) : [],
-    );
+      return query || typed.words.length > 0 ? this.nearest(request.catalogId, target.map, query, want, typed) : [];
+    });
     this.searchLog.record({
       ...request,
       kind: "search",
@@ -141,8 +149,8 @@ export class SearchService {
       // The index holds the subject's projected photo when it is searchable: projecting it again
       // through a kernel map costs about 1 ms of CPU. Products not in the index (in ERROR, or not
       // yet synced) are projected here. A stale index fails the query below and the call is redone.
-      const visual = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
-      const query = queryVector({ visual, text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
+      const photo = (stored && elementVisual(stored, text.length)) ?? (await this.spaces.forMap(target.map)).project(image, colour);
+      const query = queryVector({ visual: recommendationVisual(photo, text), text, visualWeight: request.visualWeight, boosts: this.settings.boosts });
       return query ? this.nearest(request.catalogId, target.map, query, want) : [];
     });
     this.searchLog.record({
@@ -271,8 +279,8 @@ export class SearchService {
                 vocabulary: { build: vocabulary.build, size: vocabulary.size },
                 words: expanded.words,
                 maxProducts: LEXICAL_LIMITS.commonWordProducts,
-                visual: typed.vector,
-                text: typed.vector,
+                visual: typed.visual,
+                text: typed.text,
               }
             : undefined,
       });

@@ -11,6 +11,28 @@ export interface VisualSpace {
   /** Identifies the projection: vectors are comparable only under one version. */
   readonly version: string;
   project(image: Float32Array, colour: Float32Array): Float32Array;
+  /**
+   * A text query's visual side, given its word vector: the catalog's map places it beside the
+   * prototypes of its words (embeddings/word-prototypes.ts); without a map, the word vector.
+   */
+  query?(text: string, words: Float32Array): Float32Array;
+}
+
+/**
+ * The visual side of a recommendation's query: where the subject sits in the text space. Its photo
+ * (mapped), and when it has a descriptor, the mean of that and the descriptor's vector, both unit
+ * length, at equal weight (not tuned): a described subject's words say what its photo shows more
+ * surely than the photo's projection does. Measured on fashion-dev through bench/eval.ts (map
+ * fitted on the described half): same type among the top 10 for described subjects 0.664 -> 0.684,
+ * undescribed subjects unchanged (they have no words). Blending the descriptors of the *other*
+ * products into their indexed photos instead was measured too and rejected: described subjects
+ * 0.709, but undescribed ones fell 0.558 -> 0.531.
+ */
+export function recommendationVisual(photo: Float32Array, descriptor: Float32Array): Float32Array {
+  if (descriptor.length !== photo.length || !descriptor.some((v) => v !== 0)) return photo;
+  const out = new Float32Array(photo.length);
+  for (let i = 0; i < out.length; i++) out[i] = photo[i]! + descriptor[i]!;
+  return l2NormaliseInPlace(out);
 }
 
 /** A catalog's stored map, as the index and search read it. */
@@ -21,7 +43,11 @@ export interface StoredMap {
 }
 
 export function mappedVisualSpace(map: TextImageMap, identity: string): VisualSpace {
-  return { version: mapSpaceVersion(identity), project: (image, colour) => map.apply(image, colour) };
+  return {
+    version: mapSpaceVersion(identity),
+    project: (image, colour) => map.apply(image, colour),
+    query: (text, words) => map.queryVisual(text, words),
+  };
 }
 
 /** The fallback: a photo as the L1-weighted mean of its colour names' word vectors. */

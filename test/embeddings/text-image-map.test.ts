@@ -309,6 +309,41 @@ describe("fitTextImageMap", () => {
     expect(() => textImageMapFromBytes(wrongMagic)).toThrow(/magic/);
   });
 
+  it("learns word prototypes from descriptors: a query moves towards the mapped photos of its word's products, and the prototypes persist", () => {
+    const w = world(21, 40, 11, 16);
+    // Two kinds of product, told apart by their inputs' first dimension; their descriptors say so.
+    const train = Array.from({ length: 80 }, (_, i) => {
+      const s = w.sample(0.3);
+      const kind = i % 2 === 0 ? "boot" : "scarf";
+      s.image[0] = kind === "boot" ? 3 : -3;
+      return { ...s, text: Float32Array.from(w.signal(s.image, s.colour)), descriptor: `Red ${kind} ${i}` };
+    });
+    const map = fitTextImageMap(train);
+    const without = fitTextImageMap(train.map(({ descriptor: _, ...s }) => s));
+    const boots = train.filter((s) => s.descriptor.includes("boot")).map((s) => map.apply(s.image, s.colour));
+    const scarves = train.filter((s) => s.descriptor.includes("scarf")).map((s) => map.apply(s.image, s.colour));
+    const words = new Float32Array(16);
+    words[0] = 1;
+    const query = map.queryVisual("boot", words);
+    expect(norm(query)).toBeCloseTo(1, 6);
+    // Closer to the boots' mapped photos than the plain word vector is; and closer to boots than scarves.
+    expect(mean(boots.map((b) => cosine(query, b)))).toBeGreaterThan(mean(boots.map((b) => cosine(words, b))));
+    expect(mean(boots.map((b) => cosine(query, b)))).toBeGreaterThan(mean(scarves.map((c) => cosine(query, c))));
+    // Unknown words, zero vectors and maps fitted without descriptors leave the word vector as it is.
+    expect(map.queryVisual("umbrella", words)).toBe(words);
+    expect(map.queryVisual("boot", new Float32Array(16)).every((v) => v === 0)).toBe(true);
+    expect(without.queryVisual("boot", words)).toBe(words);
+    // Persisted in the map's bytes (format 3), read back exactly.
+    const bytes = map.toBytes();
+    expect(bytes.readUInt32LE(4)).toBe(3);
+    const again = textImageMapFromBytes(bytes);
+    expect(again.version).toBe(map.version);
+    expect(again.queryVisual("boot red", words)).toEqual(map.queryVisual("boot red", words));
+    expect(again.apply(train[0]!.image, train[0]!.colour)).toEqual(map.apply(train[0]!.image, train[0]!.colour));
+    expect(() => textImageMapFromBytes(bytes.subarray(0, bytes.length - 4))).toThrow();
+    expect(map.version.startsWith("ridge3-rbf-proto1-")).toBe(true);
+  });
+
   it("refuses inputs of the wrong shape", () => {
     const w = world(19, 8, 2, 4);
     const train = Array.from({ length: 30 }, () => w.sample());

@@ -112,7 +112,7 @@ async function mapRow() {
 }
 
 describe("text-image maps in MySQL", () => {
-  it("saves a 6 MB map in chunks under a 4 MB max_allowed_packet and reads it back exactly", { timeout: 120_000 }, async () => {
+  it("saves a 6 MB map in chunks under a 4 MB max_allowed_packet and reads it back exactly", { timeout: 300_000 }, async () => {
     const { store } = refresher();
     const samples = await store.samples(CATALOG, MODEL, MAX_SAMPLES);
     const map = fitTextImageMap(samples);
@@ -137,7 +137,7 @@ describe("text-image maps in MySQL", () => {
     expect([...generations]).toEqual([(await mapRow())!.generation]);
   });
 
-  it("fits a catalog larger than the sample cap on a repeatable sample spread over all of it", { timeout: 120_000 }, async () => {
+  it("fits a catalog larger than the sample cap on a repeatable sample spread over all of it", { timeout: 300_000 }, async () => {
     const { store, maps, fits } = refresher();
     expect(await store.countDescribed(CATALOG, MODEL)).toBe(DESCRIBED);
     const a = await store.samples(CATALOG, MODEL, MAX_SAMPLES);
@@ -174,7 +174,7 @@ describe("text-image maps in MySQL", () => {
     expect(await mapRow()).toMatchObject({ describedAtFit: 2 * DESCRIBED });
   });
 
-  it("fits a due map once when two workers find it due together", { timeout: 120_000 }, async () => {
+  it("fits a due map once when two workers find it due together", { timeout: 300_000 }, async () => {
     await db.db.update(catalogTextMaps).set({ modelVersion: "an-older-recipe" }).where(eq(catalogTextMaps.catalogId, CATALOG));
     const first = refresher();
     // The second worker found the map due too, but reaches the lock only once the first has fitted it.
@@ -197,7 +197,7 @@ describe("text-image maps in MySQL", () => {
     expect(secondFits).toEqual([]);
   });
 
-  it("records a refused save, backs off, logs one short line without values, and keeps the last map", { timeout: 120_000 }, async () => {
+  it("records a refused save, backs off, logs one short line without values, and keeps the last map", { timeout: 300_000 }, async () => {
     const lines: string[] = [];
     const log = createLogger({ level: "info" }, { write: (line: string) => void lines.push(line) });
     const before = await mapRow();

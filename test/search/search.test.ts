@@ -81,6 +81,8 @@ function expectedScores(
   typed?: string,
 ) {
   const lexical = typed === undefined ? new Map<string, number>() : lexicalReference(typed, f.descriptors);
+  // A search's visual side: its word vector beside the stored map's prototypes of its words.
+  const queryVisual = typed === undefined ? query.visual : f.map.queryVisual(typed, query.visual);
   // A query of unknown words has a zero vector: no meaning to compare, only letters.
   const meaningless = !query.text.some((x) => x !== 0);
   const similar = (a: Float32Array, b: Float32Array) => (meaningless ? 0 : cosine(a, b));
@@ -88,7 +90,7 @@ function expectedScores(
     const visual = f.map.apply(e.image, e.colour);
     const boost = ranks[id] === "BOOST" ? BOOST : ranks[id] === "SUPER_BOOST" ? SUPER_BOOST : 0;
     const textSimilarity = Math.max(similar(query.text, e.text), lexical.get(id) ?? -1);
-    return { productId: id, score: w * similar(query.visual, visual) + (1 - w) * textSimilarity + boost };
+    return { productId: id, score: w * similar(queryVisual, visual) + (1 - w) * textSimilarity + boost };
   }).sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
 }
 
@@ -108,6 +110,12 @@ describe.each([
     f.api.post("/search", { organizationId: f.org, catalogId: f.catalogId, similarity_threshold: 0, ...body });
 
   it("ranks by visual_weight * visual cosine + (1 - visual_weight) * max(text cosine, lexical), as an exact computation does", async () => {
+    // The stored map learnt prototypes of the descriptors' words: a query of them is moved, one of
+    // words no descriptor has is not.
+    const dress = text.encode("red dress");
+    expect(cosine(f.map.queryVisual("red dress", dress), dress)).toBeLessThan(0.99);
+    const other = text.encode("umbrella");
+    expect(f.map.queryVisual("umbrella", other)).toBe(other);
     for (const query of ["red dress", "black leather handbag", "sneakers", "blue denin jacket", "handb", "snaekers 12"]) {
       for (const w of [1, 0.5, 0.2]) {
         const res = await search({ query, topK: 15, visual_weight: w });
@@ -169,7 +177,14 @@ describe.each([
   it("recommends the products nearest to one, never itself, with the same score definition", async () => {
     const subject = "sku-4";
     const e = f.embeddings.get(subject)!;
-    const visual = f.map.apply(e.image, e.colour);
+    // A described subject is sought where its photo and its words meet: the mean of its mapped
+    // photo and its descriptor's vector (README, "Search and recommendations").
+    const photo = f.map.apply(e.image, e.colour);
+    const blend = photo.map((v, i) => v + e.text[i]!);
+    const norm = Math.hypot(...blend);
+    const visual = blend.map((v) => v / norm);
+    const photoOnly = expectedScores(f, { visual: photo, text: e.text }, 1).filter((x) => x.productId !== subject).slice(0, 10);
+    expect(expectedScores(f, { visual, text: e.text }, 1).filter((x) => x.productId !== subject).slice(0, 10), "the descriptor changes the order").not.toEqual(photoOnly);
     for (const w of [undefined, 0.4]) {
       const res = await f.api.post("/recs", { organizationId: f.org, catalogId: f.catalogId, productId: subject, topK: 10, ...(w === undefined ? {} : { visualWeight: w }) });
       expect(res.status).toBe(200);

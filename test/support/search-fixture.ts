@@ -162,9 +162,16 @@ export function textQuery(text: OpenedTextEncoder, query: string): QueryParts {
   return { visual: q, text: q, typed: query };
 }
 
-/** Recommendations compare the subject's mapped photo and its descriptor with everyone's. */
+/**
+ * Recommendations compare the subject's mapped photo and its descriptor with everyone's; a
+ * described subject's visual side is the unit mean of its mapped photo and its descriptor's vector.
+ */
 export function productQuery(map: TextImageMap, e: SyntheticEmbeddings): QueryParts {
-  return { visual: mapped(map, e), text: e.text };
+  const photo = mapped(map, e);
+  if (!e.text.some((x) => x !== 0)) return { visual: photo, text: e.text };
+  const sum = photo.map((v, i) => v + e.text[i]!);
+  const norm = Math.hypot(...sum);
+  return { visual: sum.map((v) => v / norm), text: e.text };
 }
 
 const mappedCache = new WeakMap<TextImageMap, WeakMap<SyntheticEmbeddings, Float32Array>>();
@@ -189,13 +196,15 @@ export function ranking(map: TextImageMap, indexed: Iterable<Indexed>, query: Qu
   const lexical = query.typed === undefined ? new Map<string, number>() : lexicalReference(query.typed, new Map(products.map((p) => [p.id, p.descriptor])));
   const meaningless = !query.text.some((x) => x !== 0);
   const similar = (a: Float32Array, b: Float32Array) => (meaningless ? 0 : cosine(a, b));
+  // A search's visual side: its word vector beside the map's prototypes of its words.
+  const queryVisual = query.typed === undefined ? query.visual : map.queryVisual(query.typed, query.visual);
   return products
     .filter((p) => !meaningless || (lexical.get(p.id) ?? -1) > -1)
     .map((p) => {
       const visual = mapped(map, p.embeddings);
       const boost = p.rank === "BOOST" ? BOOST : p.rank === "SUPER_BOOST" ? SUPER_BOOST : 0;
       const textSimilarity = Math.max(similar(query.text, p.embeddings.text), lexical.get(p.id) ?? -1);
-      const score = w * similar(query.visual, visual) + (1 - w) * textSimilarity + boost;
+      const score = w * similar(queryVisual, visual) + (1 - w) * textSimilarity + boost;
       return { productId: p.id, score, metadata: { ...p.metadata, rank: p.rank } };
     })
     .sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));

@@ -62,11 +62,15 @@ export class MysqlTextImageMapStore implements TextImageMapStore {
     const samples: TextImageSample[] = [];
     for (let i = 0; i < chosen.length; i += SAMPLE_PAGE) {
       const ids = chosen.slice(i, i + SAMPLE_PAGE).map((r) => r.productId);
+      // The descriptor too: its words get prototypes in the map (embeddings/word-prototypes.ts).
       const rows = await this.db
-        .select({ image: productEmbeddings.image, colour: productEmbeddings.colour, text: productEmbeddings.text })
+        .select({ image: productEmbeddings.image, colour: productEmbeddings.colour, text: productEmbeddings.text, descriptor: products.descriptor })
         .from(productEmbeddings)
+        .innerJoin(products, and(eq(products.catalogId, productEmbeddings.catalogId), eq(products.id, productEmbeddings.productId)))
         .where(and(eq(productEmbeddings.catalogId, catalogId), inArray(productEmbeddings.productId, ids)));
-      for (const r of rows) samples.push({ image: bytesToVector(r.image), colour: bytesToVector(r.colour), text: bytesToVector(r.text) });
+      for (const r of rows) {
+        samples.push({ image: bytesToVector(r.image), colour: bytesToVector(r.colour), text: bytesToVector(r.text), descriptor: r.descriptor });
+      }
     }
     return samples;
   }
