@@ -5,24 +5,11 @@
 // P@10 up to 0.624 (T 5) against 0.600, recommendations at most 0.512 against 0.504, colour lower
 // throughout; and the fit took 20 s for 1,128 photos (316 outputs instead of 100).
 //   npx tsx bench/experiments/conse.ts
-import { join } from "node:path";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { tokenize } from "../../src/embeddings/tokenize.js";
 import { dot, l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
-import { loadDataset, textImageTask, scoreTextImage, selfPrecisionAtK, queryPrecisionAtK, byType, byColour } from "../eval.js";
+import { data, report, task, te } from "./setup.js";
 
-const dir = join(import.meta.dirname, "..", "..", "..", "shared", "eval", "fashion-dev");
-const data = await loadDataset(dir, undefined, console.error);
-const task = textImageTask(data.items);
-const f = (x: number) => x.toFixed(3);
-const te = data.textEncoder;
-const colours = [...new Set(task.withheldItems.map((i) => i.baseColour))].filter((c) => task.withheldItems.filter((i) => i.baseColour === c).length >= 10);
-function report(name: string, vecs: Float32Array[]) {
-  const s = scoreTextImage(task, te, vecs);
-  const col = queryPrecisionAtK(colours.map((c) => ({ vector: te.encode(c.toLowerCase()), want: [c] })), vecs, task.withheldItems, [byColour])[0]!;
-  const rec = selfPrecisionAtK(vecs, task.withheldItems, [byType, byColour]);
-  console.log(`${name.padEnd(50)} F1 ${f(s.f1["one-item"])} type ${f(s.typeP10)} colour ${f(col)} rec ${f(rec[0]!)} recCol ${f(rec[1]!)}`);
-}
 const base = fitTextImageMap(task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! })));
 const baseOut = task.withheld.map((i) => base.apply(data.image[i]!, data.colour[i]!));
 report("baseline map", baseOut);

@@ -3,23 +3,11 @@
 // F1 0.52-0.57; added at half weight F1 up to 0.637 (+0.014) but colour P@10 0.458 -> 0.32-0.38
 // and "<type>" P@10 down; at full weight worse on every measure.
 //   npx tsx bench/experiments/knn.ts
-import { join } from "node:path";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { dot, l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
-import { loadDataset, textImageTask, scoreTextImage, selfPrecisionAtK, queryPrecisionAtK, byType, byColour, topK } from "../eval.js";
+import { topK } from "../eval.js";
+import { data, report, task, te } from "./setup.js";
 
-const dir = join(import.meta.dirname, "..", "..", "..", "shared", "eval", "fashion-dev");
-const data = await loadDataset(dir, undefined, console.error);
-const task = textImageTask(data.items);
-const f = (x: number) => x.toFixed(3);
-const te = data.textEncoder;
-const colours = [...new Set(task.withheldItems.map((i) => i.baseColour))].filter((c) => task.withheldItems.filter((i) => i.baseColour === c).length >= 10);
-function report(name: string, vecs: Float32Array[]) {
-  const s = scoreTextImage(task, te, vecs);
-  const col = queryPrecisionAtK(colours.map((c) => ({ vector: te.encode(c.toLowerCase()), want: [c] })), vecs, task.withheldItems, [byColour])[0]!;
-  const rec = selfPrecisionAtK(vecs, task.withheldItems, [byType, byColour]);
-  console.log(`${name.padEnd(50)} F1 ${f(s.f1["one-item"])} type ${f(s.typeP10)} colour ${f(col)} rec ${f(rec[0]!)} recCol ${f(rec[1]!)}`);
-}
 const map = fitTextImageMap(task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! })));
 const mapped = task.withheld.map((i) => map.apply(data.image[i]!, data.colour[i]!));
 report("map", mapped);
