@@ -336,8 +336,9 @@ export function fitTextImageMap(samples: readonly TextImageSample[], options: Fi
   };
   const described = used.filter((s) => s.descriptor);
   if (described.length === 0) return makeMap(parts);
-  const linear = makeMap(parts);
-  const prototypes = wordPrototypes(described.map((s) => ({ descriptor: s.descriptor!, mapped: linear.apply(s.image, s.colour) })), k);
+  // The prototypes are means of the finished map's outputs, so they are placed with it.
+  const withoutPrototypes = makeMap(parts);
+  const prototypes = wordPrototypes(described.map((s) => ({ descriptor: s.descriptor!, mapped: withoutPrototypes.apply(s.image, s.colour) })), k);
   return makeMap({ ...parts, prototypeWords: prototypes.words, prototypes: prototypes.vectors });
 }
 

@@ -14,8 +14,9 @@
 
 // Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
-// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces, the
-//       element as FP32 ("" to remove), its attribute JSON, then the product's posting tokens
+// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces, and with
+//       field postings only (SEARCH_FILTER_POSTINGS; without them the call stops at the words):
+//       the element as FP32 ("" to remove), its attribute JSON, then the product's posting tokens
 //       (facets.ts), one per argument
 export const LEXICAL_PUT_SCRIPT = `
 local build = ARGV[1]
@@ -39,6 +40,7 @@ for w in pairs(now) do
   end
 end
 if ARGV[3] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, ARGV[3]) end
+if #ARGV < 4 then return 1 end
 local oldTokens = redis.call('HGET', base .. 'fdocs', id)
 local hadT, nowT = {}, {}
 if oldTokens then for t in string.gmatch(oldTokens, '[^\\n]+') do hadT[t] = true end end

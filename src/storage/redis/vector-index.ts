@@ -127,9 +127,11 @@ export class RedisVectorIndex implements VectorIndex {
     const key = this.vectorsKey(catalogId);
     for (let start = 0; start < productIds.length; start += PIPELINE) {
       const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+      this.stopUsingPostingsIfOff(pipeline, catalogId);
       for (const id of productIds.slice(start, start + PIPELINE)) {
         pipeline.call("VREM", key, id);
-        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "", "", "");
+        // With postings: "" for the element takes the product out of them too.
+        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "", ...(this.options.filterPostings ? ["", ""] : []));
       }
       check(await pipeline.exec());
     }
@@ -200,8 +202,7 @@ export class RedisVectorIndex implements VectorIndex {
   private async add(catalogId: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
     for (let start = 0; start < entries.length; start += PIPELINE) {
       const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
-      // Postings turned off over a build that has them: they would miss these entries from now on.
-      if (!this.options.filterPostings && build === "") pipeline.call("HDEL", this.metaKey(catalogId), "facets");
+      if (build === "") this.stopUsingPostingsIfOff(pipeline, catalogId);
       for (const e of entries.slice(start, start + PIPELINE)) {
         // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
         // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
@@ -217,11 +218,21 @@ export class RedisVectorIndex implements VectorIndex {
           const unit = fp32(unitLength(e.vector));
           pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, words, unit, attributes, ...attributeFacets(e.attributes));
         } else {
-          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, words, "", "");
+          // Words only: the script leaves postings alone (a build written with them stops being
+          // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
+          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, words);
         }
       }
       check(await pipeline.exec());
     }
+  }
+
+  /**
+   * Postings turned off over a build written with them: this write does not maintain them, so
+   * queries must stop using them (the meta hash's `facets` mark), in the same pipeline, before it.
+   */
+  private stopUsingPostingsIfOff(pipeline: PipelineScripts, catalogId: string): void {
+    if (!this.options.filterPostings) pipeline.call("HDEL", this.metaKey(catalogId), "facets");
   }
 
   /** Unlinks the keys matching a glob pattern that `keep` rejects (SCAN: other keys are untouched). */
