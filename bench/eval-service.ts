@@ -13,8 +13,8 @@ import { loadConfig } from "../src/config/index.js";
 import { provisionRedis8 } from "../src/provisioning/index.js";
 import type { ProvisionedRedis } from "../src/provisioning/index.js";
 import { lexicalWords } from "../src/search/index.js";
-import { createApp } from "../src/server/app.js";
-import type { App } from "../src/server/app.js";
+import { createApiApp } from "../src/apps/api/api-app.js";
+import type { ApiApp } from "../src/apps/api/api-app.js";
 import { completeWith } from "../test/support/synthetic-processing.js";
 import type { TestServer } from "../test/support/test-server.js";
 import { freePort } from "../test/support/free-port.js";
@@ -157,7 +157,7 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<H
   const database = `vitrine_eval_${randomBytes(4).toString("hex")}`;
   const dbUrl = new URL(input.mysqlBase);
   dbUrl.pathname = `/${database}`;
-  const apps: App[] = [];
+  const apps: ApiApp[] = [];
   try {
     let redisUrl = input.redisUrl;
     if (!redisUrl) {
@@ -184,7 +184,7 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<H
     const services: Record<"off" | "on", string> = { off: "", on: "" };
     const configs = { on: loadConfig({ ...env, SEARCH_LEXICAL: "on" }), off: loadConfig({ ...env, SEARCH_LEXICAL: "off" }) };
     for (const mode of ["on", "off"] as const) {
-      const app = await createApp(configs[mode]);
+      const app = await createApiApp(configs[mode]);
       apps.push(app);
       services[mode] = (await app.listen()).restUrl;
     }

@@ -32,9 +32,9 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSION } from "../src/embeddings/index.js";
-import type { Encoders, TextEncoder } from "../src/embeddings/index.js";
+import type { Encoders, SentenceEncoder } from "../src/embeddings/index.js";
 import { rowDots } from "../src/embeddings/linear-algebra.js";
-import { openTextEncoder } from "../src/embeddings/text-encoder.js";
+import { openSentenceEncoder } from "../src/embeddings/text-encoder.js";
 import { DEFAULT_COLOUR_WEIGHT, DEFAULT_KERNEL, DEFAULT_LAMBDA, DEFAULT_WHITENING } from "../src/embeddings/text-image-map.js";
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import type { FitTextImageMapOptions, TextImageMap } from "../src/embeddings/index.js";
@@ -60,7 +60,7 @@ interface Dataset {
   /** How the encodings were obtained: measured now, or read from the cache (with the original timings). */
   cache: { file: string; hit: boolean };
   timings: { imageLoadMs: number; imageMsPerPhoto: number; colourMsPerPhoto: number; textMsPerTitle: number; wallMs: number };
-  textEncoder: TextEncoder & { close(): Promise<void> };
+  textEncoder: SentenceEncoder & { close(): Promise<void> };
 }
 
 export const DEFAULT_DIR = join(import.meta.dirname, "..", "..", "shared", "eval", "fashion-dev");
@@ -111,7 +111,7 @@ export async function loadDataset(dir: string, limit: number | undefined, log: (
   const cached = await readCache(file);
   if (cached) {
     log(`encodings read from ${file}`);
-    const textEncoder = await openTextEncoder({ cacheDir: CACHE_DIR });
+    const textEncoder = await openSentenceEncoder({ cacheDir: CACHE_DIR });
     return { items, ...cached, cache: { file, hit: true }, textEncoder };
   }
 
@@ -147,7 +147,7 @@ export async function loadDataset(dir: string, limit: number | undefined, log: (
       wallMs: performance.now() - started,
     };
     await writeCache(file, { n: items.length, imageDimensions: encoders.image.dimensions, colourDimensions: colour[0]!.length, textDimensions: encoders.text.dimensions, ids: items.map((i) => i.id), timings }, image, colour, text);
-    const textEncoder = await openTextEncoder({ cacheDir: CACHE_DIR });
+    const textEncoder = await openSentenceEncoder({ cacheDir: CACHE_DIR });
     return { items, image, colour, text, timings, cache: { file, hit: false }, textEncoder };
   } finally {
     await encoders.close();
@@ -394,7 +394,7 @@ export function colourPrecision(task: TextImageTask, text: QueryEncoder, vectors
  * Recommendations in a catalog described on the even half, as the service makes them with
  * visualWeight 1: every product a subject, the share of its 10 nearest of its own type, for
  * described and undescribed subjects. What each choice gives: the raw photo features, the mapped
- * photos, the described subject's descriptor in its query (search-service.ts: what ships), and
+ * photos, the described subject's descriptor in its query (searcher.ts: what ships), and
  * the descriptors of every described product blended into its indexed photo (rejected).
  */
 function recommendationTable(data: Dataset, task: TextImageTask, map: TextImageMap): void {
@@ -423,10 +423,10 @@ function recommendationTable(data: Dataset, task: TextImageTask, map: TextImageM
 }
 
 /** How a query becomes the vector compared with mapped photos. */
-export type QueryEncoder = Pick<TextEncoder, "encode">;
+export type QueryEncoder = Pick<SentenceEncoder, "encode">;
 
 /** A query's visual side as the service builds it: its word vector through the map's word prototypes. */
-export function queriesThrough(map: TextImageMap, text: TextEncoder): QueryEncoder {
+export function queriesThrough(map: TextImageMap, text: SentenceEncoder): QueryEncoder {
   return { encode: (query) => map.queryVisual(query, text.encode(query)) };
 }
 

@@ -21,6 +21,7 @@ import { provisionRedis8 } from "../src/provisioning/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
 import { freePort } from "../test/support/free-port.js";
 import { randomUnit, seededRandom } from "../test/support/random.js";
+import { vectorToBytes as fp32 } from "../src/storage/index.js";
 
 const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" } } });
 const N = Number(values.n);
@@ -61,7 +62,6 @@ for (let i = 0; i < N; i++) {
   });
 }
 
-const fp32 = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
 interface Filter {
   label: string;

@@ -6,7 +6,7 @@
 //                                 [--rounds 2] [--cpu-prof <dir>]   (V8 CPU profiles of the servers)
 //                                 [--server-flags="--max-semi-space-size=32"]   (Node flags of the servers)
 //
-// vitrine-grpc-js is the service's own gRPC listener (src/server/grpc-listener.ts: grpc-js, the
+// vitrine-grpc-js is the service's own gRPC listener (src/apps/api/grpc-listener.ts: grpc-js, the
 // Connect implementation invoked with an interceptor chain, the key-first server interceptor, request
 // ids, context values), with a key check that accepts every key and no interceptors: what the
 // listener adds to grpc-js itself.
@@ -25,7 +25,7 @@ import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-nod
 import fastify from "fastify";
 import * as grpc from "@grpc/grpc-js";
 import { grpcContextValues, requestIdOf } from "../src/operations/index.js";
-import { createGrpcListener } from "../src/server/grpc-listener.js";
+import { createGrpcListener } from "../src/apps/api/grpc-listener.js";
 import {
   SearchProductsRequestSchema,
   SearchProductsResponseSchema,

@@ -9,16 +9,12 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import mysql from "mysql2/promise";
 import { loadConfig } from "../src/config/index.js";
-import { loadEncoders } from "../src/embeddings/index.js";
-import { ProcessingWorker } from "../src/processing/index.js";
-import { createImageFetcher } from "../src/processing/fetch/index.js";
-import { productEncoders } from "../src/server/processing.js";
-import { MysqlCatalogRepository, MysqlProcessingQueue, MysqlProductRepository, openMysql } from "../src/storage/mysql/index.js";
+import { createProcessingWorker, loadWorkerEncoders, productEncoders } from "../src/apps/shared/processing-wiring.js";
+import { MysqlCatalogRepository, MysqlProductRepository, openMysql } from "../src/storage/mysql/index.js";
 import { LocalObjectStore } from "../src/storage/objects/index.js";
 
 const { values } = parseArgs({
@@ -51,12 +47,21 @@ const url = new URL(values["mysql-url"]);
 url.pathname = `/${database}`;
 const connection = await openMysql(url.toString());
 const loadStart = performance.now();
-const { imageRuntime } = loadConfig({ IMAGE_RUNTIME: process.env.IMAGE_RUNTIME }).processing;
-const encoders = await loadEncoders({
-  cacheDir: process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine"),
-  warn: (msg) => console.warn(msg),
-  imageRuntime: imageRuntime === "auto" ? undefined : imageRuntime,
+// The service's configuration from the bench's environment (IMAGE_RUNTIME, CACHE_DIR, ...), with
+// one product at a time and the loopback photo host allowed.
+const config = loadConfig({
+  ...process.env,
+  MYSQL_URL: url.toString(),
+  IMAGE_FETCH_ALLOW_PRIVATE: "true",
+  PROCESSING_BATCH_SIZE: "16",
+  PROCESSING_CONCURRENCY: "1",
+  PROCESSING_RETRY_BASE_MS: "1000",
+  PROCESSING_MAX_ATTEMPTS: "3",
+  PROCESSING_IDLE_POLL_MS: "100",
 });
+const { imageRuntime } = config.processing;
+const benchLog = { info() {}, warn: (_o: object, m: string) => console.warn(m), error: (o: object, m: string) => console.error(m, o) };
+const encoders = await loadWorkerEncoders(config, benchLog);
 const loadMs = performance.now() - loadStart;
 const rssLoaded = process.memoryUsage().rss;
 
@@ -72,16 +77,8 @@ try {
   );
 
   const pipelineEncoders = productEncoders(encoders);
-  const worker = new ProcessingWorker(
-    new MysqlProcessingQueue(connection.db),
-    {
-      fetchImage: createImageFetcher({ allowPrivateAddresses: true }),
-      objects: new LocalObjectStore(join(tmpdir(), database), () => "http://localhost", randomBytes(32)),
-      encoders: pipelineEncoders,
-    },
-    { owner: "bench", batchSize: 16, concurrency: 1, leaseMs: 120_000, maxAttempts: 3, retryBaseMs: 1000, retryCapMs: 10_000, idlePollMs: 100 },
-    { info() {}, warn() {}, error: (o, m) => console.error(m, o) },
-  );
+  const objects = new LocalObjectStore(join(tmpdir(), database), () => "http://localhost", randomBytes(32));
+  const worker = createProcessingWorker(config, connection, { objects, encoders: pipelineEncoders, owner: "bench" }, benchLog);
   const totals = { download: 0, decode: 0, embed: 0, store: 0 };
   let processed = 0;
   let failed = 0;

@@ -16,18 +16,18 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/index.js";
 import { loadEncoders } from "../src/embeddings/index.js";
 import { createLogger } from "../src/logging/index.js";
-import { createMapRefresher } from "../src/server/processing.js";
+import { createMapRefresher } from "../src/apps/shared/processing-wiring.js";
 import { openMysql } from "../src/storage/mysql/index.js";
 import { catalogTextMaps, productEmbeddings, products } from "../src/storage/mysql/schema.js";
-import { vectorToBytes } from "../src/storage/mysql/vectors.js";
+import { vectorToBytes } from "../src/storage/index.js";
 import { seededRandom } from "../test/support/random.js";
 import { eq } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import type { TextEncoder } from "../src/embeddings/index.js";
+import type { SentenceEncoder } from "../src/embeddings/index.js";
 import type { Logger } from "../src/logging/index.js";
 import { provisionRedis8 } from "../src/provisioning/index.js";
-import { createSearchIndex } from "../src/server/search-index.js";
+import { createSearchIndex } from "../src/apps/shared/search-index.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
 import { catalogs } from "../src/storage/mysql/schema.js";
 import { openRedis } from "../src/storage/redis/index.js";
@@ -98,7 +98,7 @@ try {
 }
 
 /** The rebuild every refit is followed by, as the workers run it (createSearchIndex's sync). */
-async function measureRebuild(text: TextEncoder, log: Logger): Promise<void> {
+async function measureRebuild(text: SentenceEncoder, log: Logger): Promise<void> {
   const now = new Date();
   await mysql.db.insert(catalogs).values({ id: catalogId, organizationId: randomUUID(), name: "bench", description: "", createdAt: now, updatedAt: now });
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-map-redis-"));

@@ -35,19 +35,20 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Cluster, Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
-import type { OpenedTextEncoder } from "../src/embeddings/index.js";
+import type { OpenedSentenceEncoder } from "../src/embeddings/index.js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpcJs from "@grpc/grpc-js";
 import { SearchProductsRequestSchema, SearchProductsResponseSchema, SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { SearchProductsRequest, SearchProductsResponse } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
-import type { App } from "../src/server/app.js";
+import type { ApiApp } from "../src/apps/api/api-app.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
 import { lexicalWords } from "../src/search/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
 import { misspelt } from "./eval-service.js";
 import { seededRandom } from "../test/support/random.js";
 import { freePort } from "../test/support/free-port.js";
+import { vectorToBytes as fp32 } from "../src/storage/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
@@ -468,7 +469,7 @@ interface Catalog {
   descriptors: string[];
 }
 
-function syntheticCatalog(n: number, text: OpenedTextEncoder, seed: number, filterFields = false): Catalog {
+function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, filterFields = false): Catalog {
   const random = seededRandom(seed);
   // Its own sequence, so the vectors are the same with and without --filters.
   const filterRandom = seededRandom(seed + 1);
@@ -538,12 +539,6 @@ function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number, keep?:
     }
   }
   return { ids: best.map((i) => catalog.ids[i]!), dots: bestDot };
-}
-
-function fp32(vector: Float32Array): Buffer {
-  const bytes = Buffer.allocUnsafe(vector.length * 4);
-  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
-  return bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -682,7 +677,7 @@ async function main(): Promise<void> {
   const runStarted = performance.now();
   const { provisionRedis8, provisionRedis8Cluster } = await import("../src/provisioning/index.js");
   const { forEachPrimary } = await import("../src/storage/redis/index.js");
-  const { openTextEncoder } = await import("../src/embeddings/index.js");
+  const { openSentenceEncoder } = await import("../src/embeddings/index.js");
 
   let redisEnv: RedisEnv | undefined = process.env.REDIS_URL && !values.cluster ? { REDIS_URL: process.env.REDIS_URL } : undefined;
   let stopRedis: (() => Promise<void>) | undefined;
@@ -701,7 +696,7 @@ async function main(): Promise<void> {
       if (redis.startedByUs) stopRedis = () => redis.stop();
     }
   }
-  const text = await openTextEncoder({ cacheDir: options.cacheDir });
+  const text = await openSentenceEncoder({ cacheDir: options.cacheDir });
   const outcomes: Outcome[] = [];
   try {
     const info = redisClientOf(redisEnv);
@@ -722,9 +717,9 @@ async function main(): Promise<void> {
   console.log(`\ntotal run time ${((performance.now() - runStarted) / 1000).toFixed(0)} s`);
 }
 
-async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: OpenedTextEncoder): Promise<Outcome> {
+async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: OpenedSentenceEncoder): Promise<Outcome> {
   const { loadConfig } = await import("../src/config/index.js");
-  const { createApp } = await import("../src/server/app.js");
+  const { createApiApp } = await import("../src/apps/api/api-app.js");
   const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
   const { createInProcessTransport, rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
   const pino = (await import("pino")).default;
@@ -757,10 +752,10 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     SHUTDOWN_GRACE_MS: "500",
     WORKERS: "0",
   });
-  let app: App | undefined;
+  let app: ApiApp | undefined;
   let load: LoadGenerator | undefined;
   try {
-    app = await createApp(config);
+    app = await createApiApp(config);
     const { restUrl, grpcUrl } = await app.listen();
     const { ef, exactUpTo } = config.search;
     const exactService = n <= exactUpTo;

@@ -12,7 +12,7 @@
 // (the photos are served from loopback).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -155,7 +155,10 @@ try {
     IMAGE_FETCH_ALLOW_PRIVATE: "true",
   };
   const serviceStarted = performance.now();
-  const service = spawn(process.execPath, [join(serviceDir, "dist", "src", "main.js")], { cwd: serviceDir, env, stdio: ["ignore", "pipe", "pipe"] });
+  // The entry moved under src/apps/ (issue 15); an older checkout given by --service-dir has src/main.js.
+  const entry = ["apps/api/main.js", "main.js"].map((file) => join(serviceDir, "dist", "src", file)).find((file) => existsSync(file));
+  if (!entry) throw new Error(`no built service in ${serviceDir} (run npm run build there)`);
+  const service = spawn(process.execPath, [entry], { cwd: serviceDir, env, stdio: ["ignore", "pipe", "pipe"] });
   const serviceExited = new Promise<void>((resolve) => service.once("exit", () => resolve()));
   const workerPids = new Set<number>();
   cleanups.push(async () => {
@@ -169,7 +172,7 @@ try {
     await sleep(2000);
     for (const pid of workerPids) {
       try {
-        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("worker-main")) continue;
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("worker")) continue;
         process.kill(pid, "SIGKILL");
         log(`killed worker process ${pid}, still running after its service exited`);
       } catch {
@@ -185,7 +188,7 @@ try {
 
   const sampler = new ProcSampler(
     [
-      { pid: service.pid!, label: "API (main.js)" },
+      { pid: service.pid!, label: "API" },
       { pid: process.pid, label: "bench itself" },
       ...optional((await serverPid(server)) ?? findProcess(["mariadbd"]) ?? findProcess(["mysqld"]), "MariaDB (shared)"),
       ...optional(findProcess([`--port ${redisPort}`]), "Redis"),

@@ -17,6 +17,7 @@ import { provisionRedis8 } from "../src/provisioning/index.js";
 import { RedisVectorIndex } from "../src/storage/redis/index.js";
 import { freePort } from "../test/support/free-port.js";
 import { seededRandom } from "../test/support/random.js";
+import { vectorToBytes as fp32 } from "../src/storage/index.js";
 
 const { values } = parseArgs({ options: { n: { type: "string", default: "20000" } } });
 const N = Number(values.n);
@@ -35,7 +36,6 @@ const vectors = Array.from({ length: N }, (_, i) => {
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
 });
-const fp32 = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 const redisCpu = async () => {
   const info = await writer.info("cpu");
   return Number(/used_cpu_user:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)![1]);

@@ -3,7 +3,6 @@ import type { DescField, DescMessage, DescMethod, DescService } from "@bufbuild/
 import type { DescMethodUnary } from "@bufbuild/protobuf";
 import { http } from "../src/gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../src/gen/google/api/http_pb.js";
-import { http_success_status } from "../src/gen/vitrine/v1/options_pb.js";
 import { parsePathTemplate } from "./path-template.js";
 import type { PathTemplate } from "./path-template.js";
 
@@ -30,22 +29,26 @@ const VERBS = { get: "GET", post: "POST", put: "PUT", delete: "DELETE", patch: "
  * Throws on annotations the gateway cannot serve, so a bad proto fails at startup rather than on
  * the first request.
  */
-export function readHttpBindings(services: readonly DescService[]): HttpBinding[] {
+/** A method's success status when it is not 200 (e.g. from a method option of the service's own). */
+export type SuccessStatusOf = (method: DescMethod) => number | undefined;
+
+export function readHttpBindings(services: readonly DescService[], successStatusOf: SuccessStatusOf = () => undefined): HttpBinding[] {
   const bindings: HttpBinding[] = [];
   for (const service of services) {
     for (const method of service.methods) {
       if (!hasOption(method, http)) continue;
       const rule = getOption(method, http);
-      bindings.push(compileRule(method, rule));
+      const successStatus = successStatusOf(method) ?? 200;
+      bindings.push(compileRule(method, rule, successStatus));
       for (const extra of rule.additionalBindings) {
-        bindings.push(compileRule(method, extra));
+        bindings.push(compileRule(method, extra, successStatus));
       }
     }
   }
   return bindings;
 }
 
-function compileRule(method: DescMethod, rule: HttpRule): HttpBinding {
+function compileRule(method: DescMethod, rule: HttpRule, successStatus: number): HttpBinding {
   const where = `${method.parent.typeName}.${method.name}`;
   const fail = (why: string): never => {
     throw new Error(`google.api.http rule of ${where}: ${why}`);
@@ -89,9 +92,8 @@ function compileRule(method: DescMethod, rule: HttpRule): HttpBinding {
       fail(`response_body "${rule.responseBody}" is not a field of ${method.output.typeName}`);
   }
 
-  const successStatus = hasOption(method, http_success_status) ? getOption(method, http_success_status) : 200;
   if (!Number.isInteger(successStatus) || successStatus < 200 || successStatus > 299) {
-    fail(`http_success_status ${successStatus} is not a 2xx status`);
+    fail(`success status ${successStatus} is not a 2xx status`);
   }
 
   return {

@@ -1,4 +1,4 @@
-export { restGateway, DEFAULT_FORWARD_HEADERS } from "./plugin.js";
+export { restGateway } from "./plugin.js";
 export type { RestGatewayOptions } from "./plugin.js";
 export { errorObject, httpStatusForCode } from "./error-object.js";
 export type { ErrorObject } from "./error-object.js";

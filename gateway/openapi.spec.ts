@@ -23,6 +23,7 @@ import { HttpRuleSchema } from "../src/gen/google/api/http_pb.js";
 import { file_vitrine_v1_options, http_success_status, required_scope } from "../src/gen/vitrine/v1/options_pb.js";
 import { readHttpBindings } from "./http-rules.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { httpSuccessStatusOf, requiredScopeOf } from "../src/rpc/method-options.js";
 
 type Field = MessageInitShape<typeof FieldDescriptorProtoSchema>;
 const field = (name: string, number: number, type: Type, extra: Field = {}): Field => ({
@@ -112,7 +113,8 @@ function service(): DescService {
   return desc;
 }
 
-const doc: any = buildOpenApiDocument(readHttpBindings([service()]), { title: "Things", version: "1.2.3" });
+// The service's own readers of its method options, as it hands them to the gateway.
+const doc: any = buildOpenApiDocument(readHttpBindings([service()], httpSuccessStatusOf), { title: "Things", version: "1.2.3", requiredScope: requiredScopeOf });
 const schemas = doc.components.schemas;
 
 describe("buildOpenApiDocument", () => {

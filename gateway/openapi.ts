@@ -1,8 +1,7 @@
 import { STATUS_CODES } from "node:http";
-import { getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
-import type { DescEnum, DescField, DescMessage, JsonObject } from "@bufbuild/protobuf";
+import { ScalarType } from "@bufbuild/protobuf";
+import type { DescEnum, DescField, DescMessage, DescMethod, JsonObject } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
-import { required_scope } from "../src/gen/vitrine/v1/options_pb.js";
 import type { HttpBinding } from "./http-rules.js";
 import { queryParameters } from "./request-message.js";
 
@@ -18,6 +17,8 @@ export interface OpenApiOptions {
   readonly description?: string;
   /** An API key sent in this header, as the security scheme `apiKey`, required by every operation. */
   readonly apiKey?: { readonly header: string; readonly description?: string };
+  /** The scope a method's key needs, listed in its security requirement and `x-required-scope`; none when absent. */
+  readonly requiredScope?: (method: DescMethod) => string | undefined;
 }
 
 export type OpenApiDocument = JsonObject;
@@ -78,68 +79,22 @@ export function buildOpenApiDocument(bindings: readonly HttpBinding[], options: 
     operationIds.add(operationId);
     tags.set(service.name, { name: service.name, description: `RPCs of ${service.typeName}.` });
 
-    const parameters: JsonObject[] = [];
-    for (const [variable, field] of binding.pathFields) {
-      parameters.push({
-        name: paramName(variable),
-        in: "path",
-        required: true,
-        description: `Sets the request's \`${field.name}\`.`,
-        schema: schemas.fieldSchema(field, "input"),
-      });
-    }
-    // One entry per field, under its proto name; the JSON name is accepted too.
-    const query = queryParameters(binding);
-    for (const field of new Set(query.fields.values())) {
-      const alias = field.jsonName !== field.name ? ` Also accepted as \`${field.jsonName}\` (not both).` : "";
-      parameters.push({
-        name: field.name,
-        in: "query",
-        required: false,
-        description: `Sets the request's \`${field.name}\`${field.fieldKind === "list" ? ", one parameter per item" : ""}.${alias}`,
-        schema: schemas.fieldSchema(field, "input"),
-        ...(field.fieldKind === "list" ? { style: "form", explode: true } : {}),
-      });
-    }
-
+    const scope = options.requiredScope?.(method) ?? "";
     const operation: JsonObject = {
       operationId,
       summary: words(method.name),
-      description: operationDescription(binding),
+      description: operationDescription(binding, scope),
       tags: [service.name],
     };
+    const parameters = operationParameters(binding, schemas, paramName);
     if (parameters.length > 0) operation.parameters = parameters;
-
-    const scope = hasOption(method, required_scope) ? getOption(method, required_scope) : "";
     if (options.apiKey !== undefined) {
       // OpenAPI 3.1 lets a non-OAuth requirement list role names: here, the scope the key needs.
       operation.security = [{ [SECURITY_SCHEME]: scope === "" ? [] : [scope] }];
     }
     if (scope !== "") operation["x-required-scope"] = scope;
-
     if (binding.body !== undefined) operation.requestBody = requestBody(binding, schemas, paramName);
-
-    const responses: JsonObject = {};
-    const success = String(binding.successStatus);
-    const successDescription = STATUS_CODES[binding.successStatus] ?? "Success";
-    if (binding.successStatus === 204) {
-      responses[success] = { description: successDescription };
-    } else {
-      const schema =
-        binding.responseBody === undefined
-          ? schemas.messageSchema(method.output, "output")
-          : schemas.fieldSchema(binding.responseBody, "output");
-      const what =
-        binding.responseBody === undefined
-          ? `The ${method.output.name}.`
-          : `The \`${binding.responseBody.name}\` field of ${method.output.name}, on its own.`;
-      responses[success] = { description: `${successDescription}. ${what}`, content: { [JSON_MEDIA_TYPE]: { schema } } };
-    }
-    for (const status of errorStatuses(binding)) {
-      usedErrors.add(status);
-      responses[String(status)] = { $ref: `#/components/responses/${errorResponseName(status)}` };
-    }
-    operation.responses = responses;
+    operation.responses = operationResponses(binding, schemas, usedErrors);
 
     const item = (paths[path] ??= {});
     const verb = binding.verb.toLowerCase();
@@ -147,19 +102,9 @@ export function buildOpenApiDocument(bindings: readonly HttpBinding[], options: 
     item[verb] = operation;
   }
 
-  const responses: JsonObject = {};
-  for (const status of [...usedErrors].sort((a, b) => a - b)) {
-    responses[errorResponseName(status)] = {
-      description: ERROR_RESPONSES[status] ?? STATUS_CODES[status] ?? "Error",
-      // The gateway passes on a retry-after the RPC attached to its error.
-      ...(status === 429 || status === 503 ? { headers: { "Retry-After": RETRY_AFTER_HEADER } } : {}),
-      content: { [JSON_MEDIA_TYPE]: { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } },
-    };
-  }
-
   const components: JsonObject = {
     schemas: { [ERROR_SCHEMA]: errorObjectSchema(), ...schemas.components() },
-    responses,
+    responses: errorResponses(usedErrors),
   };
   const document: JsonObject = {
     openapi: OPENAPI_VERSION,
@@ -187,9 +132,73 @@ export function buildOpenApiDocument(bindings: readonly HttpBinding[], options: 
   return document;
 }
 
-function operationDescription(binding: HttpBinding): string {
+/** Path variables, then query parameters: one entry per field, under its proto name (the JSON name is accepted too). */
+function operationParameters(binding: HttpBinding, schemas: SchemaRegistry, paramName: (variable: string) => string): JsonObject[] {
+  const parameters: JsonObject[] = [];
+  for (const [variable, field] of binding.pathFields) {
+    parameters.push({
+      name: paramName(variable),
+      in: "path",
+      required: true,
+      description: `Sets the request's \`${field.name}\`.`,
+      schema: schemas.fieldSchema(field, "input"),
+    });
+  }
+  const query = queryParameters(binding);
+  for (const field of new Set(query.fields.values())) {
+    const alias = field.jsonName !== field.name ? ` Also accepted as \`${field.jsonName}\` (not both).` : "";
+    parameters.push({
+      name: field.name,
+      in: "query",
+      required: false,
+      description: `Sets the request's \`${field.name}\`${field.fieldKind === "list" ? ", one parameter per item" : ""}.${alias}`,
+      schema: schemas.fieldSchema(field, "input"),
+      ...(field.fieldKind === "list" ? { style: "form", explode: true } : {}),
+    });
+  }
+  return parameters;
+}
+
+/** The success response and references to the error responses it can give (added to `usedErrors`). */
+function operationResponses(binding: HttpBinding, schemas: SchemaRegistry, usedErrors: Set<number>): JsonObject {
   const { method } = binding;
-  const scope = hasOption(method, required_scope) ? getOption(method, required_scope) : "";
+  const responses: JsonObject = {};
+  const success = String(binding.successStatus);
+  const successDescription = STATUS_CODES[binding.successStatus] ?? "Success";
+  if (binding.successStatus === 204) {
+    responses[success] = { description: successDescription };
+  } else {
+    const schema =
+      binding.responseBody === undefined ? schemas.messageSchema(method.output, "output") : schemas.fieldSchema(binding.responseBody, "output");
+    const what =
+      binding.responseBody === undefined
+        ? `The ${method.output.name}.`
+        : `The \`${binding.responseBody.name}\` field of ${method.output.name}, on its own.`;
+    responses[success] = { description: `${successDescription}. ${what}`, content: { [JSON_MEDIA_TYPE]: { schema } } };
+  }
+  for (const status of errorStatuses(binding)) {
+    usedErrors.add(status);
+    responses[String(status)] = { $ref: `#/components/responses/${errorResponseName(status)}` };
+  }
+  return responses;
+}
+
+/** The shared error responses, one per status some operation gives. */
+function errorResponses(statuses: Set<number>): JsonObject {
+  const responses: JsonObject = {};
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    responses[errorResponseName(status)] = {
+      description: ERROR_RESPONSES[status] ?? STATUS_CODES[status] ?? "Error",
+      // The gateway passes on a retry-after the RPC attached to its error.
+      ...(status === 429 || status === 503 ? { headers: { "Retry-After": RETRY_AFTER_HEADER } } : {}),
+      content: { [JSON_MEDIA_TYPE]: { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } },
+    };
+  }
+  return responses;
+}
+
+function operationDescription(binding: HttpBinding, scope: string): string {
+  const { method } = binding;
   const parts = [`RPC \`${method.parent.typeName}.${method.name}\`.`];
   if (scope !== "") parts.push(`Required scope: \`${scope}\`.`);
   return parts.join(" ");

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { installBodyParsers, UnsupportedBody } from "./body-parsers.js";
 import { errorObject, GatewayError, toErrorResponse } from "./error-object.js";
 import { readHttpBindings } from "./http-rules.js";
-import type { HttpBinding } from "./http-rules.js";
+import type { HttpBinding, SuccessStatusOf } from "./http-rules.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import type { OpenApiOptions } from "./openapi.js";
 import { parsePathTemplate } from "./path-template.js";
@@ -14,10 +14,12 @@ import { responseJson } from "./response-body.js";
 export interface RestGatewayOptions {
   /** Every method with a google.api.http rule becomes a route. */
   services: readonly DescService[];
-  /** Where the RPCs go; the server passes an in-process createRouterTransport. */
+  /** Where the RPCs go; the service passes its in-process transport (rpc/in-process-transport.ts), which runs the same interceptors as its other doors. */
   transport: Transport;
-  /** Request headers passed on as RPC headers. Default: service_api_key, x-request-id, user-agent. */
-  forwardHeaders?: readonly string[];
+  /** A method's HTTP status on success when not 200 (the service's own method option, say). */
+  successStatus?: SuccessStatusOf;
+  /** Request headers passed on as RPC headers (the service's key and request id, say). */
+  forwardHeaders: readonly string[];
   /**
    * Runs on every gateway route before the body is read, with the headers the RPC would get;
    * what it throws is answered like an RPC error. The server checks the API key here, so a bad
@@ -32,8 +34,6 @@ export interface RestGatewayOptions {
    */
   openapi?: OpenApiOptions & { path?: string };
 }
-
-export const DEFAULT_FORWARD_HEADERS: readonly string[] = ["service_api_key", "x-request-id", "user-agent"];
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -52,12 +52,12 @@ const JSON_TYPE = "application/json; charset=utf-8";
  *   handler covers only that prefix.
  */
 export const restGateway: FastifyPluginAsync<RestGatewayOptions> = async (fastify, options) => {
-  const bindings = readHttpBindings(options.services);
+  const bindings = readHttpBindings(options.services, options.successStatus);
   await fastify.register(async (scope) => {
     installBodyParsers(scope);
     scope.setErrorHandler(sendError);
 
-    const forward = (options.forwardHeaders ?? DEFAULT_FORWARD_HEADERS).map((h) => h.toLowerCase());
+    const forward = options.forwardHeaders.map((h) => h.toLowerCase());
     const { beforeBody } = options;
     const onRequest = beforeBody && (async (request: FastifyRequest) => beforeBody(forwardedHeaders(request, forward)));
     for (const binding of bindings) {

@@ -7,7 +7,7 @@
 //   npx tsx bench/experiments/conse.ts
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { tokenize } from "../../src/embeddings/tokenize.js";
-import { dot, l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
+import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
 import { data, report, task, te } from "./setup.js";
 
 const base = fitTextImageMap(task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]! })));

@@ -6,7 +6,6 @@
 import { join } from "node:path";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
-import { choleskyInPlace } from "../../src/embeddings/linear-algebra.js";
 import { loadDataset, textImageTask, scoreTextImage, selfPrecisionAtK, byType, byColour, colourPrecision } from "../eval.js";
 const dir = join(import.meta.dirname, "..", "..", "..", "shared", "eval", "fashion-dev");
 const data = await loadDataset(dir, undefined, console.error);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
 import { tokenize } from "../../src/embeddings/tokenize.js";
-import { loadDataset, textImageTask, selfPrecisionAtK, byType, byColour, queryPrecisionAtK, typeQuery, argmax } from "../eval.js";
+import { loadDataset, textImageTask, byType, byColour, queryPrecisionAtK, typeQuery, argmax } from "../eval.js";
 import { weightedF1 } from "../eval-service.js";
 import { dot } from "../../src/embeddings/vector-math.js";
 const dir = join(import.meta.dirname, "..", "..", "..", "shared", "eval", "fashion-dev");

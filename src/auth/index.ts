@@ -1,5 +1,5 @@
-export { ApiKeyService } from "./api-key-service.js";
-export type { ApiKeyView } from "./api-key-service.js";
+export { ApiKeys } from "./api-keys.js";
+export type { ApiKeyView } from "./api-keys.js";
 export type { ApiKeyRecord, ApiKeyRepository } from "./api-key-repository.js";
 export { authorize } from "./principal.js";
 export type { Principal } from "./principal.js";

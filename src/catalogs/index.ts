@@ -1,8 +1,8 @@
-export { CatalogService } from "./catalog-service.js";
+export { Catalogs } from "./catalogs.js";
 export { NO_CATALOG_EVENTS } from "./events.js";
 export type { CatalogEvents } from "./events.js";
-export { ProductService } from "./product-service.js";
-export type { ListProductsInput, ProductPage } from "./product-service.js";
+export { Products } from "./products.js";
+export type { ListProductsInput, ProductPage } from "./products.js";
 export type { CatalogRepository, ProductRepository, ProductQuery } from "./repositories.js";
 export type { ProductInput } from "./validation.js";
 export { FIELD_LIMITS, PRODUCT_ID_PATTERN } from "./limits.js";

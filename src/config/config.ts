@@ -10,6 +10,8 @@ export interface Config {
   grpcPort: number;
   host: string;
   mysqlUrl: string;
+  /** MYSQL_URL was set (or resolved by the service that forked this worker): it is used as is and no MariaDB is started. */
+  mysqlUrlSet: boolean;
   redis: RedisConfig;
   search: SearchConfig;
   /** Undefined when not configured; the launcher then generates one and stores it in dataDir. */
@@ -185,6 +187,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     grpcPort: e.GRPC_PORT,
     host: e.HOST,
     mysqlUrl: e.MYSQL_URL,
+    mysqlUrlSet: cleaned.MYSQL_URL !== undefined,
     redis: { url: e.REDIS_URL, clusterNodes: clusterNodes(e.REDIS_CLUSTER_NODES), keyPrefix: e.REDIS_KEY_PREFIX },
     search: {
       boost: e.SEARCH_BOOST,

@@ -1,7 +1,7 @@
 // Loads the image and text encoders side by side (the image model on the event loop's spare time
 // while the word vectors are read or, the first time, converted).
 import { openImageEncoder, type ImageRuntime, type OpenedImageEncoder } from "./image-encoder.js";
-import { openTextEncoder, type OpenedTextEncoder } from "./text-encoder.js";
+import { openSentenceEncoder, type OpenedSentenceEncoder } from "./text-encoder.js";
 import type { Encoders } from "./types.js";
 
 export interface LoadEncodersOptions {
@@ -25,7 +25,7 @@ export async function loadEncoders(options: LoadEncodersOptions): Promise<Encode
   };
   const [image, text] = await Promise.allSettled([
     timed("image encoder", () => openImageEncoder({ log, warn: options.warn, runtime: options.imageRuntime })),
-    timed("text encoder", () => openTextEncoder({ cacheDir: options.cacheDir, log })),
+    timed("text encoder", () => openSentenceEncoder({ cacheDir: options.cacheDir, log })),
   ]);
   if (image.status === "rejected" || text.status === "rejected") {
     await closeLoaded(image, text);
@@ -47,7 +47,7 @@ export async function loadEncoders(options: LoadEncodersOptions): Promise<Encode
 
 async function closeLoaded(
   image: PromiseSettledResult<OpenedImageEncoder>,
-  text: PromiseSettledResult<OpenedTextEncoder>,
+  text: PromiseSettledResult<OpenedSentenceEncoder>,
 ): Promise<void> {
   if (image.status === "fulfilled") await image.value.close();
   if (text.status === "fulfilled") await text.value.close();

@@ -5,7 +5,7 @@ import { ensureCompactGlove } from "./glove-convert.js";
 import { readCompactGlove, TEXT_FORMAT_TAG, type CompactGlove } from "./glove-files.js";
 import { sentenceVector } from "./sentence-vector.js";
 import { SharedResource } from "./shared-resource.js";
-import type { TextEncoder } from "./types.js";
+import type { SentenceEncoder } from "./types.js";
 import { l2NormaliseInPlace } from "./vector-math.js";
 
 export const TEXT_DIMENSIONS = 100;
@@ -14,11 +14,11 @@ export const TEXT_ENCODER_VERSION = `glove100-int8-sif-pc1-${TEXT_FORMAT_TAG}`;
 // Keyed by the compact files' directory: callers sharing a cache share the 100 MB in memory.
 const loaded = new SharedResource<CompactGlove>((dir) => readCompactGlove(dir));
 
-export interface OpenedTextEncoder extends TextEncoder {
+export interface OpenedSentenceEncoder extends SentenceEncoder {
   close(): Promise<void>;
 }
 
-export async function openTextEncoder(opts: { cacheDir: string; log?: (msg: string) => void }): Promise<OpenedTextEncoder> {
+export async function openSentenceEncoder(opts: { cacheDir: string; log?: (msg: string) => void }): Promise<OpenedSentenceEncoder> {
   const { dir } = await ensureCompactGlove(opts);
   const lease = await loaded.acquire(dir);
   const { vectors, commonDirection } = lease.value;

@@ -145,169 +145,37 @@ interface MapParts extends MapHeader {
  * apply(z) = normalise(W^T (z - mean z) + alpha^T (k(z') - mean k)).
  */
 export function fitTextImageMap(samples: readonly TextImageSample[], options: FitTextImageMapOptions = {}): TextImageMap {
-  const lambda = options.lambda ?? DEFAULT_LAMBDA;
-  const colourWeight = options.colourWeight ?? DEFAULT_COLOUR_WEIGHT;
-  const whitening = options.whitening ?? DEFAULT_WHITENING;
-  const removeMeanDirection = options.removeMeanDirection ?? true;
-  const kernelOptions = options.kernel ?? DEFAULT_KERNEL;
-  if (!(lambda > 0) || !Number.isFinite(lambda)) throw new RangeError(`lambda must be a positive number, got ${lambda}`);
-  if (!(colourWeight >= 0) || !Number.isFinite(colourWeight)) throw new RangeError(`colourWeight must be >= 0, got ${colourWeight}`);
-  if (whitening !== false && (!(whitening > 0) || !Number.isFinite(whitening))) {
-    throw new RangeError(`whitening must be a positive number or false, got ${whitening}`);
-  }
-  if (kernelOptions !== false) checkKernelOptions(kernelOptions);
-  const first = samples[0];
-  if (!first) throw new RangeError("fitTextImageMap: no samples");
-  const di = first.image.length, dc = first.colour.length, k = first.text.length;
-  if (k === 0 || di + dc === 0) throw new RangeError("fitTextImageMap: empty vectors");
-  for (const s of samples) {
-    if (s.image.length !== di || s.colour.length !== dc || s.text.length !== k) {
-      throw new RangeError(`fitTextImageMap: samples differ in dimensions (${s.image.length}/${s.colour.length}/${s.text.length} vs ${di}/${dc}/${k})`);
-    }
-  }
-  const used = samples.filter((s) => s.text.some((v) => v !== 0));
+  const settings = fitSettings(options);
+  const { lambda, colourWeight, whitening, removeMeanDirection, kernelOptions } = settings;
+  const { used, di, dc, k } = usableSamples(samples);
   const n = used.length;
-  if (n === 0) throw new RangeError("fitTextImageMap: every sample has an all-zero text vector");
   const d = di + dc;
-
-  // Means, and the input dimensions that vary at all: a constant one (a dead feature) gets a zero
-  // weight whatever the fit, so it is left out of the systems.
-  const meanZ = new Float64Array(d);
-  const meanT = new Float64Array(k);
-  const low = new Float64Array(d).fill(Infinity);
-  const high = new Float64Array(d).fill(-Infinity);
-  const z = new Float64Array(d);
-  for (const s of used) {
-    inputInto(z, s.image, s.colour, colourWeight);
-    for (let j = 0; j < d; j++) {
-      const v = z[j]!;
-      meanZ[j] = meanZ[j]! + v;
-      if (v < low[j]!) low[j] = v;
-      if (v > high[j]!) high[j] = v;
-    }
-    for (let t = 0; t < k; t++) meanT[t] = meanT[t]! + s.text[t]!;
-  }
-  for (let j = 0; j < d; j++) meanZ[j] = meanZ[j]! / n;
-  for (let t = 0; t < k; t++) meanT[t] = meanT[t]! / n;
-  const active: number[] = [];
-  for (let j = 0; j < d; j++) if (high[j]! > low[j]!) active.push(j);
+  const { meanZ, meanT, active } = inputStatistics(used, d, k, colourWeight);
   const da = active.length;
 
-  // Centred targets, one row per text dimension (k x n).
-  const yt = new Float64Array(k * n);
-  let targetSquares = 0;
-  used.forEach((s, r) => {
-    for (let t = 0; t < k; t++) {
-      const v = s.text[t]! - meanT[t]!;
-      yt[t * n + r] = v;
-      targetSquares += v * v;
-    }
-  });
-  // Centred varying inputs: X (n x da) stored by rows (bySample) or by columns (X^T, da x n).
-  const centredInputs = (bySample: boolean) => {
-    const mat = new Float64Array(n * da);
-    used.forEach((s, r) => {
-      inputInto(z, s.image, s.colour, colourWeight);
-      for (let c = 0; c < da; c++) mat[bySample ? r * da + c : c * n + r] = z[active[c]!]! - meanZ[active[c]!]!;
-    });
-    return mat;
-  };
+  // 1. Ridge regression. wt: the weights, transposed (k x da); rr: the residuals' sums of squares
+  // and products (k x k); residuals: the residuals themselves (k x n), for the kernel step only.
+  const { yt, targetSquares } = centredTargets(used, meanT, k);
+  let { wt, rr, residuals } = ridge(used, { meanZ, active, colourWeight, lambda, yt, k }, kernelOptions !== false);
 
-  // wt: the weights, transposed (k x da); rr: the residuals' sums of squares and products (k x k);
-  // residuals: the residuals themselves (k x n), computed only for the kernel step.
-  const wantResiduals = kernelOptions !== false;
-  let wt: Float64Array;
-  let rr: Float64Array;
-  let residuals: Float64Array | undefined;
-  if (da === 0) {
-    wt = new Float64Array(0);
-    rr = rowDots(yt, k, n);
-    residuals = yt;
-  } else if (n >= da) {
-    // Primal: (X^T X + lambda I) W = X^T Y.
-    const xt = centredInputs(false);
-    const a = rowDots(xt, da, n);
-    for (let c = 0; c < da; c++) a[c * da + c] = a[c * da + c]! + lambda;
-    const bt = rowDots(yt, k, n, xt, da); // (X^T Y)^T
-    wt = new Float64Array(bt);
-    choleskyInPlace(a, da);
-    choleskySolveRowsInPlace(a, da, wt, k);
-    // R^T R = Y^T Y - W^T X^T Y - lambda W^T W, because X^T X W = X^T Y - lambda W.
-    rr = rowDots(yt, k, n);
-    const wb = rowDots(wt, k, da, bt, k);
-    const ww = rowDots(wt, k, da);
-    for (let i = 0; i < k * k; i++) rr[i] = rr[i]! - wb[i]! - lambda * ww[i]!;
-    if (wantResiduals) {
-      residuals = rowDots(wt, k, da, transpose(xt, da, n), n);
-      for (let i = 0; i < k * n; i++) residuals[i] = yt[i]! - residuals[i]!;
-    }
-  } else {
-    // Dual: (X X^T + lambda I) A = Y, W = X^T A; the residuals Y - X X^T A are lambda A.
-    const xr = centredInputs(true);
-    const g = rowDots(xr, n, da);
-    for (let r = 0; r < n; r++) g[r * n + r] = g[r * n + r]! + lambda;
-    choleskyInPlace(g, n);
-    const at = yt; // A^T (k x n), solved in place
-    choleskySolveRowsInPlace(g, n, at, k);
-    wt = rowDots(at, k, n, transpose(xr, n, da), da);
-    rr = rowDots(at, k, n);
-    for (let i = 0; i < k * k; i++) rr[i] = rr[i]! * lambda * lambda;
-    if (wantResiduals) residuals = at.map((v) => v * lambda);
-  }
-
-  // The kernel step: its weights (alpha^T, k x m) sit next to W's in wt, so that whitening and the
-  // mean direction treat both alike.
+  // 2. The kernel step: its weights (alpha^T, k x m) sit next to W's in wt, so that whitening and
+  // the mean direction treat both alike.
   let kernel: KernelFit | undefined;
   if (kernelOptions !== false && residuals) {
     const inputs = new Float64Array(n * d);
     used.forEach((s, r) => inputInto(inputs.subarray(r * d, (r + 1) * d), s.image, s.colour, kernelOptions.colourWeight));
     kernel = fitKernelRidge(inputs, n, d, residuals, rr, k, kernelOptions);
     if (kernel) {
-      const m = kernel.kernel.count;
-      const joined = new Float64Array(k * (da + m));
-      for (let t = 0; t < k; t++) {
-        joined.set(wt.subarray(t * da, (t + 1) * da), t * (da + m));
-        joined.set(kernel.alphaT.subarray(t * m, (t + 1) * m), t * (da + m) + da);
-      }
-      wt = joined;
+      wt = joinColumns(wt, da, kernel.alphaT, kernel.kernel.count, k);
       rr = kernel.residualProducts;
     }
   }
   const m = kernel?.kernel.count ?? 0;
   const columns = da + m;
 
+  // 3 and 4.
   if (columns > 0 && whitening !== false) wt = whiten(wt, rr, targetSquares, n, k, columns, whitening);
-  if (columns > 0 && removeMeanDirection) {
-    // W^T <- (I - u u^T) W^T, u the unit mean text vector.
-    const norm = Math.hypot(...meanT);
-    if (norm > 1e-9) {
-      const u = meanT.map((v) => v / norm);
-      for (let c = 0; c < columns; c++) {
-        let p = 0;
-        for (let t = 0; t < k; t++) p += u[t]! * wt[t * columns + c]!;
-        for (let t = 0; t < k; t++) wt[t * columns + c] = wt[t * columns + c]! - p * u[t]!;
-      }
-    }
-  }
-
-  // apply(z) = W^T (z - mean z) + alpha^T (k(z') - mean k) = W^T z + alpha^T k(z') + bias; the
-  // colour rows take the colour weight in.
-  const weights = new Float32Array(d * k);
-  const kernelWeights = new Float32Array(m * k);
-  const bias = new Float64Array(k);
-  for (let c = 0; c < columns; c++) {
-    for (let t = 0; t < k; t++) {
-      const v = wt[t * columns + c]!;
-      if (c < da) {
-        const j = active[c]!;
-        bias[t] = bias[t]! - meanZ[j]! * v;
-        weights[j * k + t] = v * (j < di ? 1 : colourWeight);
-      } else {
-        bias[t] = bias[t]! - kernel!.meanKernel[c - da]! * v;
-        kernelWeights[(c - da) * k + t] = v;
-      }
-    }
-  }
+  if (columns > 0 && removeMeanDirection) projectOutInPlace(wt, meanT, k, columns);
 
   const parts: MapParts = {
     recipe: TEXT_IMAGE_MAP_RECIPE,
@@ -330,16 +198,205 @@ export function fitTextImageMap(samples: readonly TextImageSample[], options: Fi
           },
         }
       : {}),
-    weights,
-    bias: Float32Array.from(bias),
-    ...(kernel ? { kernelParts: { columns: kernel.kernel.columns, weights: kernelWeights } } : {}),
+    ...mapWeights(wt, { active, meanZ, di, d, k, colourWeight, kernel }),
   };
+  // 5. The prototypes are means of the finished map's outputs, so they are placed with it.
   const described = used.filter((s) => s.descriptor);
   if (described.length === 0) return makeMap(parts);
-  // The prototypes are means of the finished map's outputs, so they are placed with it.
   const withoutPrototypes = makeMap(parts);
   const prototypes = wordPrototypes(described.map((s) => ({ descriptor: s.descriptor!, mapped: withoutPrototypes.apply(s.image, s.colour) })), k);
   return makeMap({ ...parts, prototypeWords: prototypes.words, prototypes: prototypes.vectors });
+}
+
+interface FitSettings {
+  lambda: number;
+  colourWeight: number;
+  whitening: number | false;
+  removeMeanDirection: boolean;
+  kernelOptions: KernelOptions | false;
+}
+
+function fitSettings(options: FitTextImageMapOptions): FitSettings {
+  const lambda = options.lambda ?? DEFAULT_LAMBDA;
+  const colourWeight = options.colourWeight ?? DEFAULT_COLOUR_WEIGHT;
+  const whitening = options.whitening ?? DEFAULT_WHITENING;
+  const kernelOptions = options.kernel ?? DEFAULT_KERNEL;
+  if (!(lambda > 0) || !Number.isFinite(lambda)) throw new RangeError(`lambda must be a positive number, got ${lambda}`);
+  if (!(colourWeight >= 0) || !Number.isFinite(colourWeight)) throw new RangeError(`colourWeight must be >= 0, got ${colourWeight}`);
+  if (whitening !== false && (!(whitening > 0) || !Number.isFinite(whitening))) {
+    throw new RangeError(`whitening must be a positive number or false, got ${whitening}`);
+  }
+  if (kernelOptions !== false) checkKernelOptions(kernelOptions);
+  return { lambda, colourWeight, whitening, removeMeanDirection: options.removeMeanDirection ?? true, kernelOptions };
+}
+
+/** The samples with a text signal, after checking that all share one shape. */
+function usableSamples(samples: readonly TextImageSample[]): { used: TextImageSample[]; di: number; dc: number; k: number } {
+  const first = samples[0];
+  if (!first) throw new RangeError("fitTextImageMap: no samples");
+  const di = first.image.length, dc = first.colour.length, k = first.text.length;
+  if (k === 0 || di + dc === 0) throw new RangeError("fitTextImageMap: empty vectors");
+  for (const s of samples) {
+    if (s.image.length !== di || s.colour.length !== dc || s.text.length !== k) {
+      throw new RangeError(`fitTextImageMap: samples differ in dimensions (${s.image.length}/${s.colour.length}/${s.text.length} vs ${di}/${dc}/${k})`);
+    }
+  }
+  const used = samples.filter((s) => s.text.some((v) => v !== 0));
+  if (used.length === 0) throw new RangeError("fitTextImageMap: every sample has an all-zero text vector");
+  return { used, di, dc, k };
+}
+
+/**
+ * Means, and the input dimensions that vary at all: a constant one (a dead feature) gets a zero
+ * weight whatever the fit, so it is left out of the systems.
+ */
+function inputStatistics(used: readonly TextImageSample[], d: number, k: number, colourWeight: number): { meanZ: Float64Array; meanT: Float64Array; active: number[] } {
+  const n = used.length;
+  const meanZ = new Float64Array(d);
+  const meanT = new Float64Array(k);
+  const low = new Float64Array(d).fill(Infinity);
+  const high = new Float64Array(d).fill(-Infinity);
+  const z = new Float64Array(d);
+  for (const s of used) {
+    inputInto(z, s.image, s.colour, colourWeight);
+    for (let j = 0; j < d; j++) {
+      const v = z[j]!;
+      meanZ[j] = meanZ[j]! + v;
+      if (v < low[j]!) low[j] = v;
+      if (v > high[j]!) high[j] = v;
+    }
+    for (let t = 0; t < k; t++) meanT[t] = meanT[t]! + s.text[t]!;
+  }
+  for (let j = 0; j < d; j++) meanZ[j] = meanZ[j]! / n;
+  for (let t = 0; t < k; t++) meanT[t] = meanT[t]! / n;
+  const active: number[] = [];
+  for (let j = 0; j < d; j++) if (high[j]! > low[j]!) active.push(j);
+  return { meanZ, meanT, active };
+}
+
+/** Centred targets, one row per text dimension (k x n), and their sum of squares. */
+function centredTargets(used: readonly TextImageSample[], meanT: Float64Array, k: number): { yt: Float64Array; targetSquares: number } {
+  const n = used.length;
+  const yt = new Float64Array(k * n);
+  let targetSquares = 0;
+  used.forEach((s, r) => {
+    for (let t = 0; t < k; t++) {
+      const v = s.text[t]! - meanT[t]!;
+      yt[t * n + r] = v;
+      targetSquares += v * v;
+    }
+  });
+  return { yt, targetSquares };
+}
+
+/**
+ * Step 1, in the primal (da x da) form when there are at least as many samples as varying inputs,
+ * else in the dual (n x n) form. `yt` is overwritten in the dual form.
+ */
+function ridge(
+  used: readonly TextImageSample[],
+  fit: { meanZ: Float64Array; active: number[]; colourWeight: number; lambda: number; yt: Float64Array; k: number },
+  wantResiduals: boolean,
+): { wt: Float64Array; rr: Float64Array; residuals: Float64Array | undefined } {
+  const { meanZ, active, colourWeight, lambda, yt, k } = fit;
+  const n = used.length;
+  const da = active.length;
+  // Centred varying inputs: X (n x da) stored by rows (bySample) or by columns (X^T, da x n).
+  const centredInputs = (bySample: boolean) => {
+    const mat = new Float64Array(n * da);
+    const z = new Float64Array(meanZ.length);
+    used.forEach((s, r) => {
+      inputInto(z, s.image, s.colour, colourWeight);
+      for (let c = 0; c < da; c++) mat[bySample ? r * da + c : c * n + r] = z[active[c]!]! - meanZ[active[c]!]!;
+    });
+    return mat;
+  };
+  if (da === 0) return { wt: new Float64Array(0), rr: rowDots(yt, k, n), residuals: yt };
+  if (n >= da) {
+    // Primal: (X^T X + lambda I) W = X^T Y.
+    const xt = centredInputs(false);
+    const a = rowDots(xt, da, n);
+    for (let c = 0; c < da; c++) a[c * da + c] = a[c * da + c]! + lambda;
+    const bt = rowDots(yt, k, n, xt, da); // (X^T Y)^T
+    const wt = new Float64Array(bt);
+    choleskyInPlace(a, da);
+    choleskySolveRowsInPlace(a, da, wt, k);
+    // R^T R = Y^T Y - W^T X^T Y - lambda W^T W, because X^T X W = X^T Y - lambda W.
+    const rr = rowDots(yt, k, n);
+    const wb = rowDots(wt, k, da, bt, k);
+    const ww = rowDots(wt, k, da);
+    for (let i = 0; i < k * k; i++) rr[i] = rr[i]! - wb[i]! - lambda * ww[i]!;
+    let residuals: Float64Array | undefined;
+    if (wantResiduals) {
+      residuals = rowDots(wt, k, da, transpose(xt, da, n), n);
+      for (let i = 0; i < k * n; i++) residuals[i] = yt[i]! - residuals[i]!;
+    }
+    return { wt, rr, residuals };
+  }
+  // Dual: (X X^T + lambda I) A = Y, W = X^T A; the residuals Y - X X^T A are lambda A.
+  const xr = centredInputs(true);
+  const g = rowDots(xr, n, da);
+  for (let r = 0; r < n; r++) g[r * n + r] = g[r * n + r]! + lambda;
+  choleskyInPlace(g, n);
+  const at = yt; // A^T (k x n), solved in place
+  choleskySolveRowsInPlace(g, n, at, k);
+  const wt = rowDots(at, k, n, transpose(xr, n, da), da);
+  const rr = rowDots(at, k, n);
+  for (let i = 0; i < k * k; i++) rr[i] = rr[i]! * lambda * lambda;
+  return { wt, rr, residuals: wantResiduals ? at.map((v) => v * lambda) : undefined };
+}
+
+/** [W^T | alpha^T], row by row (k x (da + m)). */
+function joinColumns(wt: Float64Array, da: number, alphaT: Float64Array, m: number, k: number): Float64Array {
+  const joined = new Float64Array(k * (da + m));
+  for (let t = 0; t < k; t++) {
+    joined.set(wt.subarray(t * da, (t + 1) * da), t * (da + m));
+    joined.set(alphaT.subarray(t * m, (t + 1) * m), t * (da + m) + da);
+  }
+  return joined;
+}
+
+/** Step 4: W^T <- (I - u u^T) W^T, u the unit mean text vector. */
+function projectOutInPlace(wt: Float64Array, meanT: Float64Array, k: number, columns: number): void {
+  const norm = Math.hypot(...meanT);
+  if (norm <= 1e-9) return;
+  const u = meanT.map((v) => v / norm);
+  for (let c = 0; c < columns; c++) {
+    let p = 0;
+    for (let t = 0; t < k; t++) p += u[t]! * wt[t * columns + c]!;
+    for (let t = 0; t < k; t++) wt[t * columns + c] = wt[t * columns + c]! - p * u[t]!;
+  }
+}
+
+/**
+ * apply(z) = W^T (z - mean z) + alpha^T (k(z') - mean k) = W^T z + alpha^T k(z') + bias, as stored:
+ * the colour rows take the colour weight in.
+ */
+function mapWeights(
+  wt: Float64Array,
+  fit: { active: number[]; meanZ: Float64Array; di: number; d: number; k: number; colourWeight: number; kernel: KernelFit | undefined },
+): Pick<MapParts, "weights" | "bias" | "kernelParts"> {
+  const { active, meanZ, di, d, k, colourWeight, kernel } = fit;
+  const da = active.length;
+  const m = kernel?.kernel.count ?? 0;
+  const columns = da + m;
+  const weights = new Float32Array(d * k);
+  const kernelWeights = new Float32Array(m * k);
+  const bias = new Float64Array(k);
+  for (let c = 0; c < columns; c++) {
+    for (let t = 0; t < k; t++) {
+      const v = wt[t * columns + c]!;
+      if (c < da) {
+        const j = active[c]!;
+        bias[t] = bias[t]! - meanZ[j]! * v;
+        weights[j * k + t] = v * (j < di ? 1 : colourWeight);
+      } else {
+        bias[t] = bias[t]! - kernel!.meanKernel[c - da]! * v;
+        kernelWeights[(c - da) * k + t] = v;
+      }
+    }
+  }
+  return { weights, bias: Float32Array.from(bias), ...(kernel ? { kernelParts: { columns: kernel.kernel.columns, weights: kernelWeights } } : {}) };
 }
 
 function checkKernelOptions({ landmarks, bandwidth, colourWeight, lambda }: KernelOptions): void {

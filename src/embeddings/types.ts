@@ -13,7 +13,7 @@ export interface ImageEncoder {
   encodeWithColour(image: Buffer): Promise<{ image: Float32Array; colour: Float32Array }>;
 }
 
-export interface TextEncoder {
+export interface SentenceEncoder {
   readonly version: string;
   readonly dimensions: number;
   /** L2-normalised; an all-zero vector when no word is known (callers treat it as "no text signal"). */
@@ -22,7 +22,7 @@ export interface TextEncoder {
 
 export interface Encoders {
   image: ImageEncoder;
-  text: TextEncoder;
+  text: SentenceEncoder;
   /** Model version of the pair, stored with every embedding. */
   version: string;
   close(): Promise<void>;

@@ -2,12 +2,10 @@ export { doorOf, grpcContextValues, listenerContextValues } from "./call-context
 export type { Door } from "./call-context.js";
 export { Health, healthService, registerOperationsRoutes } from "./health.js";
 export { ServiceMetrics, grpcCodeName } from "./metrics.js";
-export type { ProcessingBatch } from "./metrics.js";
-export { countProductsByStatus } from "./products-by-status.js";
 export { rateLimitInterceptor, RETRY_AFTER } from "./rate-limit.js";
 export { Readiness } from "./readiness.js";
 export type { ReadinessReport } from "./readiness.js";
-export { installRequestIdHeader, requestIdOf, REQUEST_ID_HEADER } from "./request-id.js";
+export { installRequestIdHeader, requestIdOf } from "./request-id.js";
 export { TokenBuckets } from "./token-bucket.js";
 export type { BucketLimit, RateLimitBuckets, TakeResult } from "./token-bucket.js";
-export { storeOf, unavailableStore } from "./store-errors.js";
+export type { Store, StoreOfError } from "./store.js";

@@ -3,22 +3,14 @@ import type { Interceptor } from "@connectrpc/connect";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../logging/index.js";
+import type { BatchReport, MapFitReport } from "../processing/index.js";
 import { doorKey } from "./call-context.js";
 import type { Door } from "./call-context.js";
-import { storeOf } from "./store-errors.js";
-import type { Store } from "./store-errors.js";
+import type { Store, StoreOfError } from "./store.js";
 
 /** Where a store error was seen; the `source` label of the store error counters. */
 export type ErrorSource = "rpc" | "connection" | "readiness" | "metrics";
 
-/** What a processing worker process reports after each batch. */
-export interface ProcessingBatch {
-  processed: number;
-  retried: number;
-  failed: number;
-  /** Embedding time of each product of the batch that reached the embedding step, in ms. */
-  embedMs: number[];
-}
 
 const GRPC_CODE_NAMES: ReadonlyMap<Code, string> = new Map([
   [Code.Canceled, "CANCELLED"],
@@ -45,7 +37,7 @@ export function grpcCodeName(code: Code | undefined): string {
 }
 
 /**
- * The service's Prometheus metrics, in a registry of its own (one per App, so several apps in one
+ * The service's Prometheus metrics, in a registry of its own (one per API app, so several apps in one
  * process, as in tests, do not collide).
  */
 export class ServiceMetrics {
@@ -61,7 +53,8 @@ export class ServiceMetrics {
   private readonly mapFits: Counter<"outcome">;
   private readonly mapFitDuration: Histogram<"outcome">;
 
-  constructor() {
+  /** `storeOf` tells which store an error came from, for the store error counters. */
+  constructor(private readonly storeOf: StoreOfError) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({
@@ -136,7 +129,7 @@ export class ServiceMetrics {
   }
 
   /** A text-image map fit in a worker process, fitted or failed. */
-  mapFit(fit: { outcome: "fitted" | "failed"; seconds: number }): void {
+  mapFit(fit: Pick<MapFitReport, "outcome" | "seconds">): void {
     this.mapFits.inc({ outcome: fit.outcome });
     this.mapFitDuration.observe({ outcome: fit.outcome }, fit.seconds);
   }
@@ -190,7 +183,7 @@ export class ServiceMetrics {
 
   /** Counts `error` against its store, when its type names one; says which. */
   storeError(error: unknown, source: ErrorSource): Store | undefined {
-    const store = storeOf(error);
+    const store = this.storeOf(error);
     if (store) this.storeErrors[store].inc({ source });
     return store;
   }
@@ -200,7 +193,7 @@ export class ServiceMetrics {
     this.storeErrors[store].inc({ source });
   }
 
-  processingBatch(batch: ProcessingBatch): void {
+  processingBatch(batch: Pick<BatchReport, "processed" | "retried" | "failed" | "embedMs">): void {
     if (batch.processed > 0) this.processedProducts.inc({ outcome: "processed" }, batch.processed);
     if (batch.retried > 0) this.processedProducts.inc({ outcome: "retried" }, batch.retried);
     if (batch.failed > 0) this.processedProducts.inc({ outcome: "failed" }, batch.failed);

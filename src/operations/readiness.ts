@@ -1,6 +1,6 @@
 import type { Logger } from "../logging/index.js";
 import type { ServiceMetrics } from "./metrics.js";
-import type { Store } from "./store-errors.js";
+import type { Store } from "./store.js";
 
 export interface CheckResult {
   status: "ok" | "failing";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from "fastify";
+import { REQUEST_ID_HEADER } from "../rpc/index.js";
 
-export const REQUEST_ID_HEADER = "x-request-id";
 
 // Up to 128 characters that need no quoting in a header, a log line or a URL.
 const ACCEPTABLE = /^[A-Za-z0-9._~:/+=@-]{1,128}$/;

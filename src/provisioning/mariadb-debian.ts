@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { childEnvironment } from "../config/index.js";
 import { withFileLock } from "./file-lock.js";
 import { runCommand } from "./run-command.js";
 
@@ -38,7 +39,7 @@ function libraryPath(root: string): string {
 
 function describe(root: string): FetchedMariadb {
   const basedir = path.join(root, "usr");
-  const inherited = process.env.LD_LIBRARY_PATH;
+  const inherited = childEnvironment().LD_LIBRARY_PATH;
   const libs = libraryPath(root);
   return { basedir, env: { LD_LIBRARY_PATH: inherited ? `${libs}:${inherited}` : libs } };
 }
@@ -62,7 +63,7 @@ export async function ensureDebianMariadb(opts: { cacheDir: string; log?: (line:
         await runCommand("apt-get", ["download", "-q", ...PACKAGES], {
           cwd: stage,
           timeoutMs: 600_000,
-          env: { ...process.env, LC_ALL: "C" },
+          env: childEnvironment({ LC_ALL: "C" }),
         });
       } catch (err) {
         throw new Error(

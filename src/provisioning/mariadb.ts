@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { access, mkdir, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { childEnvironment, executableSearchPath } from "../config/index.js";
 import mysql from "mysql2/promise";
 import { withFileLock } from "./file-lock.js";
 import { ensureDebianMariadb } from "./mariadb-debian.js";
@@ -68,7 +69,7 @@ interface Binaries {
 }
 
 async function onPath(name: string, extraDirs: string[] = []): Promise<string | undefined> {
-  const dirs = [...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean), ...extraDirs];
+  const dirs = [...executableSearchPath(), ...extraDirs];
   for (const dir of dirs) {
     const file = path.join(dir, name);
     try {
@@ -107,10 +108,8 @@ async function fetchedBinaries(cacheDir: string, log: (line: string) => void): P
 }
 
 function childEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, LC_ALL: "C" };
   // A host LD_PRELOAD would be loaded into a binary built against another glibc.
-  delete env.LD_PRELOAD;
-  return env;
+  return childEnvironment({ ...extra, LC_ALL: "C", LD_PRELOAD: undefined });
 }
 
 const runningAsRoot = () => process.getuid?.() === 0;

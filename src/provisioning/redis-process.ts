@@ -2,6 +2,7 @@
 // so a graceful stop is what lets the next start find the vectors again.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { childEnvironment } from "../config/index.js";
 import { pingRedis, redisProcessId } from "./probe-redis.js";
 import { startServerChild } from "./server-child.js";
 
@@ -37,9 +38,8 @@ export async function startRedisChild(opts: {
   log?: (line: string) => void;
 }): Promise<RedisChild> {
   await mkdir(opts.dataDir, { recursive: true });
-  const env = { ...process.env };
   // A host LD_PRELOAD would be loaded into a binary built against another glibc.
-  delete env.LD_PRELOAD;
+  const env = childEnvironment({ LD_PRELOAD: undefined });
   const child = await startServerChild({
     name: "redis-server",
     command: opts.command,

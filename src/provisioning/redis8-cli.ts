@@ -1,14 +1,13 @@
 // Foreground entry for scripts and CI: `npx tsx src/provisioning/redis8-cli.ts [--port N] [--cache-dir D]`.
 // Prints the URL on stdout (alone, so `$(...)` captures it) and keeps the server up until
 // SIGINT/SIGTERM; progress goes to stderr.
-import os from "node:os";
-import path from "node:path";
+import { cacheDirFromEnvironment } from "../config/index.js";
 import { pingRedis } from "./probe-redis.js";
 import { provisionRedis8 } from "./redis8.js";
 
 function parseArgs(argv: string[]): { port?: number; cacheDir: string; dataDir?: string } {
   const out: { port?: number; cacheDir: string; dataDir?: string } = {
-    cacheDir: process.env.CACHE_DIR ?? path.join(os.homedir(), ".cache", "vitrine"),
+    cacheDir: cacheDirFromEnvironment(),
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -20,7 +19,7 @@ function parseArgs(argv: string[]): { port?: number; cacheDir: string; dataDir?:
     else if (arg === "--cache-dir") out.cacheDir = value as string;
     else if (arg === "--data-dir") out.dataDir = value;
     else if (arg === "--help" || arg === "-h") {
-      process.stderr.write("usage: redis8-cli [--port N (6380)] [--cache-dir DIR ($CACHE_DIR or ~/.cache/vitrine)] [--data-dir DIR]\n");
+      process.stderr.write("usage: redis8-cli [--port N (6380)] [--cache-dir DIR ($CACHE_DIR, else $XDG_CACHE_HOME/vitrine or ~/.cache/vitrine)] [--data-dir DIR]\n");
       process.exit(0);
     } else throw new Error(`unknown argument ${arg} (try --help)`);
     i++;

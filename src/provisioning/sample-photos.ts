@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { childEnvironment } from "../config/index.js";
 import { findDebianArchive } from "./debian-archive.js";
 import { withFileLock } from "./file-lock.js";
 import { runCommand } from "./run-command.js";
@@ -67,7 +68,7 @@ async function fetchInto(dir: string): Promise<void> {
 
 async function downloadDeb(stage: string): Promise<string> {
   try {
-    await runCommand("apt-get", ["download", "-q", PACKAGE], { cwd: stage, timeoutMs: 300_000, env: { ...process.env, LC_ALL: "C" } });
+    await runCommand("apt-get", ["download", "-q", PACKAGE], { cwd: stage, timeoutMs: 300_000, env: childEnvironment({ LC_ALL: "C" }) });
     const deb = (await readdir(stage)).find((f) => f.startsWith(`${PACKAGE}_`) && f.endsWith(".deb"));
     if (deb) return path.join(stage, deb);
   } catch {

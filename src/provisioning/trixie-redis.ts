@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { childEnvironment } from "../config/index.js";
 import { findDebianArchive } from "./debian-archive.js";
 import { withFileLock } from "./file-lock.js";
 import { majorVersion } from "./probe-redis.js";
@@ -139,7 +140,7 @@ async function fetchInto(stage: string, archive: string, log: (line: string) => 
   await writeFile(confPath, aptConfig(stage, archive));
   const apt = ["-c", confPath, "-q"];
   // apt reads LANG for messages; keep them English so errors are greppable.
-  const env = { ...process.env, LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" };
+  const env = childEnvironment({ LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive" });
 
   log(`apt-get update (trixie index from ${archive})`);
   try {

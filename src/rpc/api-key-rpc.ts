@@ -1,10 +1,10 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { ApiKeyService } from "../auth/index.js";
-import { ApiKeyService as ApiKeyServiceDesc } from "../gen/vitrine/v1/api_key_service_pb.js";
+import type { ApiKeys } from "../auth/index.js";
+import { ApiKeyService } from "../gen/vitrine/v1/api_key_service_pb.js";
 import { apiKeyMessage } from "./messages.js";
 
-export function apiKeyRpc(keys: ApiKeyService): ServiceImpl<typeof ApiKeyServiceDesc> {
+export function apiKeyRpc(keys: ApiKeys): ServiceImpl<typeof ApiKeyService> {
   return {
     async createApiKey(req) {
       const { apiKey, key } = await keys.create(req.organizationId, {

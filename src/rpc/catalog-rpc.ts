@@ -1,11 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { CatalogService } from "../catalogs/index.js";
-import { Catalog_Status, CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
-import type { SearchService } from "../search/index.js";
+import type { Catalogs } from "../catalogs/index.js";
+import { Catalog_Status, CatalogService } from "../gen/vitrine/v1/catalog_service_pb.js";
+import type { Searcher } from "../search/index.js";
 import { catalogMessage } from "./messages.js";
 
-export function catalogRpc(catalogs: CatalogService, search: SearchService): ServiceImpl<typeof CatalogServiceDesc> {
+export function catalogRpc(catalogs: Catalogs, search: Searcher): ServiceImpl<typeof CatalogService> {
   return {
     async reindexCatalog(req) {
       const indexed = await search.reindex(req.organizationId, req.catalogId);

@@ -1,16 +1,15 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Interceptor } from "@connectrpc/connect";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import type { ApiKeyService, Requirement } from "../auth/index.js";
+import type { ApiKeys, Requirement } from "../auth/index.js";
 import { authorize } from "../auth/index.js";
 import { parseUuid } from "../catalogs/index.js";
 import { AppError } from "../errors/index.js";
 import type { ErrorKind } from "../errors/index.js";
 import type { Logger } from "../logging/index.js";
+import { API_KEY_HEADER, REQUEST_ID_HEADER } from "./headers.js";
 import { principalKey } from "./principal-context.js";
 
-/** gRPC metadata / HTTP header that carries the key (HTTP header SERVICE_API_KEY). */
-export const API_KEY_HEADER = "service_api_key";
 
 const codeOf: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -49,7 +48,7 @@ export function errorInterceptor(log: Logger, policy: ErrorPolicy = {}): Interce
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(error, log, policy, { rpc: req.method.name, reqId: req.header.get("x-request-id") ?? undefined });
+      throw toConnectError(error, log, policy, { rpc: req.method.name, reqId: req.header.get(REQUEST_ID_HEADER) ?? undefined });
     }
   };
 }
@@ -76,7 +75,7 @@ export function toConnectError(error: unknown, log: Logger, policy: ErrorPolicy,
  * The key check alone, for doors that must refuse a bad key before reading the request (the REST
  * gateway checks it before parsing the body). Throws the ConnectError a caller should see.
  */
-export function keyCheck(keys: ApiKeyService, log: Logger, policy: ErrorPolicy): (key: string | null) => Promise<void> {
+export function keyCheck(keys: ApiKeys, log: Logger, policy: ErrorPolicy): (key: string | null) => Promise<void> {
   return async (key) => {
     try {
       await keys.authenticate(key);
@@ -92,7 +91,7 @@ export function keyCheck(keys: ApiKeyService, log: Logger, policy: ErrorPolicy):
  * standard gRPC health service, which carries no access rules) need no key.
  */
 export function authInterceptor(
-  keys: ApiKeyService,
+  keys: ApiKeys,
   requirements: Map<DescMethod, Requirement>,
   publicServices: readonly DescService[] = [],
 ): Interceptor {

@@ -1,12 +1,12 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Product, ProductService } from "../catalogs/index.js";
+import type { Product, Products } from "../catalogs/index.js";
 import type { ObjectStore } from "../processing/index.js";
 import { Rank } from "../gen/vitrine/v1/common_pb.js";
-import { Product_Status, ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_service_pb.js";
+import { Product_Status, ProductService } from "../gen/vitrine/v1/product_service_pb.js";
 import { enumName, productMessage } from "./messages.js";
 
-export function productRpc(products: ProductService, objects: ObjectStore): ServiceImpl<typeof ProductServiceDesc> {
+export function productRpc(products: Products, objects: ObjectStore): ServiceImpl<typeof ProductService> {
   const toMessage = (product: Product) => productMessage(product, (key) => objects.urlOf(key));
   return {
     async createProducts(req) {

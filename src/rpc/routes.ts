@@ -1,40 +1,40 @@
 import type { ConnectRouter, ConnectRouterOptions, Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
-import type { ApiKeyService } from "../auth/index.js";
-import type { CatalogService, ProductService } from "../catalogs/index.js";
+import type { ApiKeys } from "../auth/index.js";
+import type { Catalogs, Products } from "../catalogs/index.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { ApiKeyService as ApiKeyServiceDesc } from "../gen/vitrine/v1/api_key_service_pb.js";
-import { CatalogService as CatalogServiceDesc } from "../gen/vitrine/v1/catalog_service_pb.js";
-import { ProductService as ProductServiceDesc } from "../gen/vitrine/v1/product_service_pb.js";
+import { ApiKeyService } from "../gen/vitrine/v1/api_key_service_pb.js";
+import { CatalogService } from "../gen/vitrine/v1/catalog_service_pb.js";
+import { ProductService } from "../gen/vitrine/v1/product_service_pb.js";
 import { RecommendationService } from "../gen/vitrine/v1/recommendation_service_pb.js";
 import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
 import type { Logger } from "../logging/index.js";
 import type { ObjectStore } from "../processing/index.js";
-import type { SearchService as SearchCore } from "../search/index.js";
+import type { Searcher } from "../search/index.js";
 import { apiKeyRpc } from "./api-key-rpc.js";
 import { catalogRpc } from "./catalog-rpc.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
 import type { ErrorPolicy } from "./interceptors.js";
 import { productRpc } from "./product-rpc.js";
-import { requirementsOf } from "./required-scope.js";
+import { requirementsOf } from "./method-options.js";
 import { ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";
 import { recommendationRpc, searchRpc } from "./search-rpc.js";
 
 export interface RpcCore {
-  catalogs: CatalogService;
-  products: ProductService;
-  apiKeys: ApiKeyService;
+  catalogs: Catalogs;
+  products: Products;
+  apiKeys: ApiKeys;
   objects: ObjectStore;
-  search: SearchCore;
+  search: Searcher;
 }
 
 /** Every service of the public contract, in the order the REST gateway and docs list them. */
 export const SERVICES: DescService[] = [
-  CatalogServiceDesc,
-  ProductServiceDesc,
+  CatalogService,
+  ProductService,
   SearchService,
   RecommendationService,
-  ApiKeyServiceDesc,
+  ApiKeyService,
 ];
 
 /**
@@ -45,11 +45,11 @@ export const PUBLIC_SERVICES: DescService[] = [Health, ServerReflection, ServerR
 
 export function rpcRoutes(core: RpcCore): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(CatalogServiceDesc, catalogRpc(core.catalogs, core.search));
-    router.service(ProductServiceDesc, productRpc(core.products, core.objects));
+    router.service(CatalogService, catalogRpc(core.catalogs, core.search));
+    router.service(ProductService, productRpc(core.products, core.objects));
     router.service(SearchService, searchRpc(core.search));
     router.service(RecommendationService, recommendationRpc(core.search));
-    router.service(ApiKeyServiceDesc, apiKeyRpc(core.apiKeys));
+    router.service(ApiKeyService, apiKeyRpc(core.apiKeys));
   };
 }
 

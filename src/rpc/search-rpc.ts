@@ -4,11 +4,11 @@ import type { JsonValue } from "../catalogs/index.js";
 import type { Filter } from "../gen/vitrine/v1/common_pb.js";
 import { Filter_Operator } from "../gen/vitrine/v1/common_pb.js";
 import { RecommendationService } from "../gen/vitrine/v1/recommendation_service_pb.js";
-import { SearchService as SearchServiceDesc } from "../gen/vitrine/v1/search_service_pb.js";
-import type { RawFilter, SearchService } from "../search/index.js";
+import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
+import type { RawFilter, Searcher } from "../search/index.js";
 import { enumName } from "./messages.js";
 
-export function searchRpc(search: SearchService): ServiceImpl<typeof SearchServiceDesc> {
+export function searchRpc(search: Searcher): ServiceImpl<typeof SearchService> {
   return {
     async searchProducts(req) {
       const analytics = req.userAnalytics;
@@ -27,7 +27,7 @@ export function searchRpc(search: SearchService): ServiceImpl<typeof SearchServi
   };
 }
 
-export function recommendationRpc(search: SearchService): ServiceImpl<typeof RecommendationService> {
+export function recommendationRpc(search: Searcher): ServiceImpl<typeof RecommendationService> {
   return {
     async getRecommendations(req) {
       const hits = await search.recommend({

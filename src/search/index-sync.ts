@@ -3,7 +3,7 @@
 // queue under a per-catalog lock, reading each product's current state, so it is idempotent and
 // order-free. A rebuild (the model or map changed, the index lost its data, or an operator asked)
 // replaces the whole set from MySQL alone: nothing is re-embedded.
-import type { TextEncoder } from "../embeddings/index.js";
+import type { SentenceEncoder } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
 import type { IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
 import { lexicalWords } from "./lexical.js";
@@ -34,7 +34,7 @@ export class IndexSync {
     private readonly source: IndexSource,
     private readonly index: VectorIndex,
     private readonly spaces: VisualSpaces,
-    private readonly text: TextEncoder,
+    private readonly text: SentenceEncoder,
     private readonly log: Logger,
   ) {}
 

@@ -1,14 +1,15 @@
 // Search and recommendations: the vector layout that makes one nearest-neighbour query rank by the
 // documented score, metadata filters, the index's sync with MySQL, and the ports adapters implement.
-export { SearchService } from "./search-service.js";
-export type { RecommendationHit, SearchHit, SearchSettings } from "./search-service.js";
+export { Searcher } from "./searcher.js";
+export type { RecommendationHit, SearchHit, SearchSettings } from "./searcher.js";
 export { IndexSync } from "./index-sync.js";
+export { startIndexSweeper } from "./index-sweeper.js";
 export type { SyncResult } from "./index-sync.js";
 export { SEARCH_LIMITS } from "./requests.js";
 export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";
 export type { FilterOperator, MetadataFilter, RawFilter } from "./filters.js";
-export { elementVector, exactScore, queryVector, scoreFromDots, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
+export { elementVector, queryVector, scoreFromDots, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 export type { Boosts } from "./vector-layout.js";
 export { VisualSpaces } from "./visual-space.js";
 export type { StoredMap, VisualSpace } from "./visual-space.js";

@@ -136,22 +136,7 @@ export function scoreFromDots(
   return w * (dots.visual / A) + (1 - w) * Math.max(dots.text / A, lexical) + boostOf(rank, query.boosts);
 }
 
-/** The documented score computed directly, for checks against the index's answer. */
-export function exactScore(
-  query: Pick<QueryParts, "visual" | "text" | "visualWeight" | "boosts">,
-  product: { visual: Float32Array; text: Float32Array; rank: Rank },
-  lexical = -1,
-): number {
-  const w = query.visualWeight;
-  return w * dotProduct(query.visual, product.visual) + (1 - w) * Math.max(dotProduct(query.text, product.text), lexical) + boostOf(product.rank, query.boosts);
-}
-
 function boostOf(rank: Rank, boosts: Boosts): number {
   return rank === "BOOST" ? boosts.boost : rank === "SUPER_BOOST" ? boosts.superBoost : 0;
 }
 
-function dotProduct(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}

@@ -5,7 +5,7 @@
 // (bench/eval.ts data): mapped photo-to-photo precision@10 by type 0.504, by colour 0.293, against
 // 0.401 / 0.164 for the raw MobileNet features, so recommendations compare mapped photos too.
 import { COLOUR_NAMES, COLOUR_PROFILE_VERSION, l2NormaliseInPlace, textImageMapFromBytes } from "../embeddings/index.js";
-import type { TextEncoder, TextImageMap } from "../embeddings/index.js";
+import type { SentenceEncoder, TextImageMap } from "../embeddings/index.js";
 
 export interface VisualSpace {
   /** Identifies the projection: vectors are comparable only under one version. */
@@ -51,7 +51,7 @@ export function mappedVisualSpace(map: TextImageMap, identity: string): VisualSp
 }
 
 /** The fallback: a photo as the L1-weighted mean of its colour names' word vectors. */
-export function colourWordSpace(text: TextEncoder): VisualSpace {
+export function colourWordSpace(text: SentenceEncoder): VisualSpace {
   const words = COLOUR_NAMES.map((name) => text.encode(name));
   return {
     version: colourWordsVersion(text),
@@ -69,7 +69,7 @@ export function colourWordSpace(text: TextEncoder): VisualSpace {
 }
 
 /** The version a catalog's visual space has, without reading or parsing the map itself. */
-export function visualSpaceVersion(mapIdentity: string | undefined, text: TextEncoder): string {
+export function visualSpaceVersion(mapIdentity: string | undefined, text: SentenceEncoder): string {
   return mapIdentity === undefined ? colourWordsVersion(text) : mapSpaceVersion(mapIdentity);
 }
 
@@ -77,7 +77,7 @@ function mapSpaceVersion(identity: string): string {
   return `map:${identity}`;
 }
 
-function colourWordsVersion(text: TextEncoder): string {
+function colourWordsVersion(text: SentenceEncoder): string {
   return `colour-words:${COLOUR_PROFILE_VERSION}:${text.version}`;
 }
 
@@ -90,7 +90,7 @@ export class VisualSpaces {
   private readonly fallback: VisualSpace;
 
   constructor(
-    text: TextEncoder,
+    text: SentenceEncoder,
     private readonly capacity = 8,
   ) {
     this.fallback = colourWordSpace(text);

@@ -4,11 +4,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureCompactGlove } from "../../src/embeddings/glove-convert.js";
 import { glovePaths, readCompactGlove } from "../../src/embeddings/glove-files.js";
-import { openTextEncoder, type OpenedTextEncoder } from "../../src/embeddings/text-encoder.js";
+import { openSentenceEncoder, type OpenedSentenceEncoder } from "../../src/embeddings/text-encoder.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { cosine, norm } from "../support/vectors.js";
 
-let encoder: OpenedTextEncoder;
+let encoder: OpenedSentenceEncoder;
 
 beforeAll(async () => {
   // The first run on a machine converts the 307 MB JSON (seconds); every later one finds the files.
@@ -19,7 +19,7 @@ beforeAll(async () => {
     );
   }
   const t0 = performance.now();
-  encoder = await openTextEncoder({ cacheDir });
+  encoder = await openSentenceEncoder({ cacheDir });
   console.log(`text encoder ${encoder.version} loaded from the compact files in ${Math.round(performance.now() - t0)} ms`);
 }, 300_000);
 

@@ -12,7 +12,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readHttpBindings } from "../../gateway/http-rules.js";
-import { SERVICES } from "../../src/rpc/index.js";
+import { httpSuccessStatusOf, SERVICES } from "../../src/rpc/index.js";
 import { rawRequest } from "../support/raw-http.js";
 import { restClient } from "../support/rest-client.js";
 import { startTestServer } from "../support/test-server.js";
@@ -97,7 +97,7 @@ async function expectRefusalChangesNothing(send: () => Promise<boolean>, what: (
 
 describe("hostile input (property-based)", () => {
   it("REST: never 5xx, the Error object on every error, refusals change nothing", { timeout: 300_000 }, async () => {
-    const bindings = readHttpBindings(SERVICES);
+    const bindings = readHttpBindings(SERVICES, httpSuccessStatusOf);
     await fc.assert(
       fc.asyncProperty(hostileRestRequest(bindings, known), async (request) => {
         const describe = () => `${request.method} ${request.url.slice(0, 300)} key=${request.key} body=${String(request.body.text).slice(0, 300)}`;

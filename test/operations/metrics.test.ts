@@ -31,7 +31,7 @@ beforeAll(async () => {
     IMAGE_FETCH_ALLOW_PRIVATE: "true",
     PROCESSING_IDLE_POLL_MS: "100",
   });
-  await server.app.processing.ready;
+  await server.app.workers.ready;
   key = await server.createKey(org);
   api = restClient(server.restUrl, key);
 }, 180_000);

@@ -8,7 +8,7 @@ import { Health } from "../../src/gen/grpc/health/v1/health_pb.js";
 import { CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
 import { expectErrorObject } from "../support/rest-client.js";
 import { startTestServer } from "../support/test-server.js";
-import { createApp } from "../../src/server/app.js";
+import { createApiApp } from "../../src/apps/api/api-app.js";
 import type { TestServer } from "../support/test-server.js";
 
 // One call a second, bursts of 3: a key's fourth quick call is refused, and a second later it has
@@ -194,7 +194,7 @@ describe("several API processes", () => {
   it("share one bucket per key in Redis, and give the same answers", { timeout: 60_000 }, async () => {
     // A second service over the same MySQL database and Redis keys, as a second `npm start` behind
     // a balancer would be: its own interceptors and memory, nothing shared but the stores.
-    const second = await createApp({ ...server.config, port: 0, grpcPort: 0 });
+    const second = await createApiApp({ ...server.config, port: 0, grpcPort: 0 });
     try {
       const { restUrl } = await second.listen();
       const key = await freshKey();

@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import { describe, expect, inject, it } from "vitest";
-import { Readiness, requestIdOf, storeOf, TokenBuckets } from "../../src/operations/index.js";
+import { Readiness, requestIdOf, TokenBuckets } from "../../src/operations/index.js";
+import { storeOf } from "../../src/storage/index.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 

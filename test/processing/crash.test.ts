@@ -48,7 +48,7 @@ afterAll(async () => {
 function startWorker(): ChildProcess {
   // node itself with tsx as a loader: one process, so SIGKILL really kills the worker (the tsx
   // CLI would run it in a grandchild that survives).
-  const child = spawn(process.execPath, ["--import", "tsx", "src/worker-main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/apps/worker/main.ts"], {
     env: {
       ...process.env,
       MYSQL_URL: server.config.mysqlUrl,

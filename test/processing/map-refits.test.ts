@@ -62,7 +62,7 @@ beforeAll(async () => {
     PROCESSING_IDLE_POLL_MS: "100",
     PROCESSING_BATCH_SIZE: "8",
   });
-  await server.app.processing.ready;
+  await server.app.workers.ready;
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {

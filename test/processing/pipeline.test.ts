@@ -37,7 +37,7 @@ beforeAll(async () => {
     // Mild, so that this suite's workers still get the CPU while other test files run.
     WORKER_NICENESS: "2",
   });
-  await server.app.processing.ready;
+  await server.app.workers.ready;
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {
@@ -232,7 +232,7 @@ describe("processing", () => {
   });
 
   it("runs its worker processes WORKER_NICENESS nice steps below the API process", () => {
-    const pids = server.app.processing.pids();
+    const pids = server.app.workers.pids();
     expect(pids.length).toBeGreaterThan(0);
     for (const pid of pids) expect(getPriority(pid)).toBe(Math.min(19, getPriority() + 2));
   });
@@ -249,11 +249,11 @@ describe("processing", () => {
   });
 
   it("replaces a worker process that dies, and the work still gets done", async () => {
-    const [pid] = server.app.processing.pids();
+    const [pid] = server.app.workers.pids();
     expect(pid).toBeDefined();
     process.kill(pid!, "SIGKILL");
     await waitFor(async () => {
-      const pids = server.app.processing.pids();
+      const pids = server.app.workers.pids();
       return pids.length === 1 && pids[0] !== pid;
     }, 10_000, "a new worker process");
     images.route("/after-crash.png", serveBytes(photos.rocket!, "image/png"));
@@ -304,7 +304,7 @@ describe("processing", () => {
     await server.app.mysql.pool.query("UPDATE product_embeddings SET model_version = 'an-older-model' WHERE catalog_id = ?", [catalogId]);
 
     // A worker process starting with the current models finds the stale product.
-    const [pid] = server.app.processing.pids();
+    const [pid] = server.app.workers.pids();
     process.kill(pid!, "SIGKILL");
     expect(await waitFor(async () => ((await version()) === current ? current : undefined), 30_000, "re-embedding")).toBe(current);
     expect((await api.get(`${catalog}/products/v`)).body.status).toBe("PROCESSED");
@@ -325,7 +325,7 @@ describe("IMAGE_RUNTIME", () => {
       PROCESSING_IDLE_POLL_MS: "100",
       IMAGE_RUNTIME: "tfjs",
     });
-    await tfjsServer.app.processing.ready;
+    await tfjsServer.app.workers.ready;
     tfjsApi = restClient(tfjsServer.restUrl, await tfjsServer.createKey(org));
   }, 180_000);
   afterAll(async () => {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   images = await startImageServer();
   for (const [, photo] of PRODUCTS) images.route(`/${photo}`, serveBytes(photos[photo], "image/png"));
   server = await startTestServer({ WORKERS: "1", CACHE_DIR: cacheDir, IMAGE_FETCH_ALLOW_PRIVATE: "true", PROCESSING_IDLE_POLL_MS: "100" });
-  await server.app.processing.ready;
+  await server.app.workers.ready;
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {

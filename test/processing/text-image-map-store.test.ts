@@ -19,7 +19,7 @@ import type { ProvisionedMariadb } from "../../src/provisioning/index.js";
 import { MAP_CHUNK_BYTES, MysqlTextImageMapStore, openMysql, readMapBytes } from "../../src/storage/mysql/index.js";
 import type { MysqlConnection } from "../../src/storage/mysql/index.js";
 import { catalogTextMapChunks, catalogTextMapFailures, catalogTextMaps, productEmbeddings, products } from "../../src/storage/mysql/schema.js";
-import { vectorToBytes } from "../../src/storage/mysql/vectors.js";
+import { vectorToBytes } from "../../src/storage/index.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { seededRandom, randomUnit } from "../support/random.js";
 import { freePort } from "../support/free-port.js";

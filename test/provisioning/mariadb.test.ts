@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import { probeMysql, provisionMariadb } from "../../src/provisioning/index.js";
 import type { ProvisionedMariadb } from "../../src/provisioning/index.js";
-import { resolveMysqlUrl } from "../../src/server/mysql-url.js";
+import { resolveMysqlUrl } from "../../src/apps/shared/mysql-url.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { freePort } from "../support/free-port.js";
 
@@ -92,7 +92,7 @@ describe("resolveMysqlUrl", () => {
 
   it("uses MYSQL_URL as given and starts nothing", async () => {
     const config = loadConfig({ MYSQL_URL: "mysql://someone:secret@db.invalid:3306/elsewhere", DATA_DIR: join(dataDir, "none") });
-    const resolved = await resolveMysqlUrl(config, silent, true);
+    const resolved = await resolveMysqlUrl(config, silent);
     expect(resolved.url).toBe("mysql://someone:secret@db.invalid:3306/elsewhere");
     await resolved.stop();
   });

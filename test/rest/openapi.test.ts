@@ -9,8 +9,8 @@ import type { ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readHttpBindings } from "../../gateway/http-rules.js";
-import { openTextEncoder } from "../../src/embeddings/index.js";
-import { SERVICES } from "../../src/rpc/index.js";
+import { openSentenceEncoder } from "../../src/embeddings/index.js";
+import { httpSuccessStatusOf, SERVICES } from "../../src/rpc/index.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { restClient } from "../support/rest-client.js";
 import type { RestClient, RestResponse } from "../support/rest-client.js";
@@ -185,7 +185,7 @@ describe("the document", () => {
 
   it("lists exactly the gateway's routes, each with the scope the RPC requires", () => {
     const shape = (template: string) => template.replace(/\{[^}]*\}/g, "{}");
-    const routes = readHttpBindings(SERVICES).map((b) => `${b.verb} ${shape(b.path.template)}`);
+    const routes = readHttpBindings(SERVICES, httpSuccessStatusOf).map((b) => `${b.verb} ${shape(b.path.template)}`);
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item as object).map((verb) => `${verb.toUpperCase()} ${shape(path)}`),
     );
@@ -268,7 +268,7 @@ describe("real responses match the document", () => {
   });
 
   it("products: create, list with every query parameter, get, rank, search, recommendations, delete", async () => {
-    const text = await openTextEncoder({ cacheDir });
+    const text = await openSentenceEncoder({ cacheDir });
     try {
       const random = seededRandom(11);
       const words = ["red dress", "blue denim jacket", "black leather handbag", "white sneakers", "green summer top"];

@@ -6,7 +6,7 @@ import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder, TextImageMap } from "../../src/embeddings/index.js";
 import { Filter_Operator } from "../../src/gen/vitrine/v1/common_pb.js";
 import { RecommendationService } from "../../src/gen/vitrine/v1/recommendation_service_pb.js";
 import { SearchService } from "../../src/gen/vitrine/v1/search_service_pb.js";
@@ -142,7 +142,7 @@ const SEARCH_WEIGHT = 0.5;
 const SUBJECT = "sku-20";
 const RECS_WEIGHT = 0.6;
 
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 beforeAll(async () => {
   text = await openText();
 }, 120_000);

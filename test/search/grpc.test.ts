@@ -8,7 +8,7 @@ import { Code, createClient } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder, TextImageMap } from "../../src/embeddings/index.js";
 import { CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
 import { Filter_Operator } from "../../src/gen/vitrine/v1/common_pb.js";
 import { RecommendationService } from "../../src/gen/vitrine/v1/recommendation_service_pb.js";
@@ -57,7 +57,7 @@ interface RestRecs {
 
 const RANKS: Record<string, Rank> = { "sku-8": "BOOST", "sku-9": "SUPER_BOOST" };
 
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 let s: Served;
 let catalogId: string;
 let specs: ProductSpec[];

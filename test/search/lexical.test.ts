@@ -3,9 +3,8 @@
 // by brute force, see lexical-reference.ts); filters apply to them exactly; deletes, re-creations and
 // rank changes show at once; a second API process sees words the first one's writes added.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
-import { createApp } from "../../src/server/app.js";
-import type { App } from "../../src/server/app.js";
+import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
+import { createApiApp } from "../../src/apps/api/api-app.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import { colourHistogram, randomUnit, seededRandom } from "../support/synthetic-processing.js";
@@ -32,7 +31,7 @@ const BRANDS = ["skechers", "reebok", "myntra", "converse", "fossil", "puma"];
 const KINDS = ["running shoes", "sunglasses", "tshirt", "analog watch", "backpack", "track pants", "casual shoes", "cap"];
 const GENDERS = ["men", "women"];
 
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 let s: Served;
 let catalogId: string;
 let specs: ProductSpec[];
@@ -163,7 +162,7 @@ describe("visibility of lexical matches", () => {
   });
 
   it("a re-created product leaves at once, then matches on its new words only, in this process and another", async () => {
-    const other = await createApp(s.server.config);
+    const other = await createApiApp(s.server.config);
     try {
       const { restUrl } = await other.listen();
       const api2 = restClient(restUrl, await s.server.createKey(s.org));

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
 import { indexQueue, productEmbeddings, products } from "../../src/storage/mysql/schema.js";
 import { startOwnRedis } from "../support/own-redis.js";
 import type { OwnRedis } from "../support/own-redis.js";
@@ -42,7 +42,7 @@ const SEARCHES: [string, number][] = [
 const SUBJECTS = ["sku-3", "sku-40"];
 
 let redis: OwnRedis | undefined;
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 let s: Served;
 let admin: RestClient;
 let catalogId: string;

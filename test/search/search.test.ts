@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTextEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
-import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import { openSentenceEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder, TextImageMap } from "../../src/embeddings/index.js";
 import { searchLog } from "../../src/storage/mysql/schema.js";
 import { readMapBytes } from "../../src/storage/mysql/index.js";
 import { cacheDir } from "../support/cache-dir.js";
@@ -21,9 +21,9 @@ const BOOST = 0.05;
 const SUPER_BOOST = 0.1;
 const COLOUR_NAMES = ["black", "white", "grey", "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown"];
 
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 beforeAll(async () => {
-  text = await openTextEncoder({ cacheDir });
+  text = await openSentenceEncoder({ cacheDir });
 }, 120_000);
 afterAll(async () => {
   await text?.close();

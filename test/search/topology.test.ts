@@ -7,10 +7,10 @@ import { inject } from "vitest";
 import { forEachPrimary } from "../../src/storage/redis/index.js";
 import { createCatalog, openText, postProducts, processProducts, serve, syntheticProducts } from "../support/search-fixture.js";
 import type { Served } from "../support/search-fixture.js";
-import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
 
 let s: Served;
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 beforeAll(async () => {
   s = await serve();
   text = await openText();

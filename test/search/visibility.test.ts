@@ -4,7 +4,7 @@
 import { keysMatching } from "../support/redis-keys.js";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OpenedTextEncoder } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
 import { productEmbeddings } from "../../src/storage/mysql/schema.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import {
@@ -29,7 +29,7 @@ import type { Indexed, JsonRecord, ProductSpec, Served } from "../support/search
 const W = 0.5;
 const ALL = 100;
 
-let text: OpenedTextEncoder;
+let text: OpenedSentenceEncoder;
 let s: Served;
 let catalogId: string;
 let specs: ProductSpec[];

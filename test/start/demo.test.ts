@@ -29,7 +29,7 @@ describe("npm start -- --demo", () => {
   it("prints the page and a key for a demo catalog that becomes searchable, and stops cleanly on SIGTERM", { timeout: 150_000 }, async () => {
     const url = new URL(BASE_MYSQL_URL);
     url.pathname = `/${database}`;
-    child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--demo"], {
+    child = spawn(process.execPath, ["--import", "tsx", "src/apps/api/main.ts", "--demo"], {
       env: {
         ...process.env,
         PORT: "0",

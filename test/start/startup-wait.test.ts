@@ -21,7 +21,7 @@ afterAll(async () => {
 
 function start(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/apps/api/main.ts"], {
     env: { ...process.env, PORT: "0", GRPC_PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, WORKERS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

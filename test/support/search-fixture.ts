@@ -4,8 +4,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { expect } from "vitest";
-import { openTextEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
-import type { OpenedTextEncoder, TextImageMap } from "../../src/embeddings/index.js";
+import { openSentenceEncoder, textImageMapFromBytes } from "../../src/embeddings/index.js";
+import type { OpenedSentenceEncoder, TextImageMap } from "../../src/embeddings/index.js";
 import type { ClaimedProduct } from "../../src/processing/index.js";
 import { MysqlProcessingQueue, readMapBytes } from "../../src/storage/mysql/index.js";
 import { products as productsTable } from "../../src/storage/mysql/schema.js";
@@ -65,13 +65,13 @@ export async function serve(env: Record<string, string> = {}): Promise<Served> {
   return { server, api, org };
 }
 
-export async function openText(): Promise<OpenedTextEncoder> {
-  return openTextEncoder({ cacheDir });
+export async function openText(): Promise<OpenedSentenceEncoder> {
+  return openSentenceEncoder({ cacheDir });
 }
 
 /** `count` products with seeded random photos, a described text and metadata of the caller's choosing. */
 export function syntheticProducts(
-  text: OpenedTextEncoder,
+  text: OpenedSentenceEncoder,
   count: number,
   options: { seed: number; idOf?: (i: number) => string; metadataOf?: (i: number) => JsonRecord },
 ): ProductSpec[] {
@@ -157,7 +157,7 @@ export interface QueryParts {
 }
 
 /** A text query is compared with both the mapped photos and the descriptors, in meaning and in letters. */
-export function textQuery(text: OpenedTextEncoder, query: string): QueryParts {
+export function textQuery(text: OpenedSentenceEncoder, query: string): QueryParts {
   const q = text.encode(query.trim().toLowerCase());
   return { visual: q, text: q, typed: query };
 }

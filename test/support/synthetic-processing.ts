@@ -2,7 +2,7 @@
 // chooses, in place of the image model only: from MySQL on (the stored embeddings, the index
 // queue, the text-image map, the sync to Redis) everything is the service's own path.
 import { createHash, randomBytes } from "node:crypto";
-import { createAfterBatch } from "../../src/server/processing.js";
+import { createAfterBatch } from "../../src/apps/shared/processing-wiring.js";
 import { MysqlProcessingQueue } from "../../src/storage/mysql/index.js";
 import type { TestServer } from "./test-server.js";
 

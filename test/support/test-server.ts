@@ -6,12 +6,12 @@ import mysql from "mysql2/promise";
 import { inject } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
-import { createApp } from "../../src/server/app.js";
-import type { App } from "../../src/server/app.js";
+import { createApiApp } from "../../src/apps/api/api-app.js";
+import type { ApiApp } from "../../src/apps/api/api-app.js";
 import { deleteKeys, keysMatching } from "./redis-keys.js";
 
 export interface TestServer {
-  app: App;
+  app: ApiApp;
   config: Config;
   restUrl: string;
   grpcUrl: string;
@@ -63,7 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   });
   const logs: Record<string, unknown>[] = [];
   const logDestination = options.captureLogs ? { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } : undefined;
-  const app = await createApp(config, logDestination ? { logDestination } : {});
+  const app = await createApiApp(config, logDestination ? { logDestination } : {});
   if (options.generatedAdminKey) adminKey = readFileSync(join(dataDir, "admin-api-key"), "utf8").trim();
   const { restUrl, grpcUrl } = await app.listen();
 

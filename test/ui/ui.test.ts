@@ -67,7 +67,7 @@ beforeAll(async () => {
   );
   expect(created.status).toBe(202);
   browser = await launching;
-  await server.app.processing.ready;
+  await server.app.workers.ready;
   await waitFor(
     async () => {
       const progress = (await admin.get(`/organizations/${org}/catalogs/${catalogId}/progress`)).body;

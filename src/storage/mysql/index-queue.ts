@@ -1,4 +1,5 @@
 import { eq, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import type { Database } from "./connection.js";
 import { indexQueue, products } from "./schema.js";
 
@@ -21,9 +22,16 @@ export async function queueForIndex(tx: Executor, catalogId: string, productIds:
 
 /** Queues every product of the catalog (before they are all deleted). */
 export async function queueCatalogForIndex(tx: Executor, catalogId: string): Promise<void> {
+  await queueSelectedForIndex(tx, sql`SELECT ${products.catalogId}, ${products.id} FROM ${products} WHERE ${eq(products.catalogId, catalogId)} ORDER BY ${products.id}`);
+}
+
+/**
+ * Queues the products a `SELECT catalog_id, product_id ...` picks, in the statement's order (sort
+ * it by key, as queueForIndex does, so concurrent transactions take queue rows in one order).
+ */
+export async function queueSelectedForIndex(tx: Executor, selection: SQL): Promise<void> {
   await tx.execute(sql`
     INSERT INTO ${indexQueue} (${sql.raw("catalog_id")}, ${sql.raw("product_id")})
-    SELECT ${products.catalogId}, ${products.id} FROM ${products} WHERE ${eq(products.catalogId, catalogId)}
-    ORDER BY ${products.id}
+    ${selection}
     ON DUPLICATE KEY UPDATE ${sql.raw("version")} = ${sql.raw("version")} + 1`);
 }

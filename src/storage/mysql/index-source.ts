@@ -4,7 +4,7 @@ import type { IndexableProduct, IndexSource, QueuedChange } from "../../search/i
 import type { StoredMap } from "../../search/index.js";
 import type { Database } from "./connection.js";
 import { catalogs, catalogTextMaps, indexQueue, productEmbeddings, products } from "./schema.js";
-import { bytesToVector } from "./vectors.js";
+import { bytesToVector } from "../fp32.js";
 import { withNamedLock } from "./named-lock.js";
 import { readMapBytes } from "./text-image-map-store.js";
 

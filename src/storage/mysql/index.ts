@@ -8,3 +8,4 @@ export { MysqlTextImageMapStore, MAP_CHUNK_BYTES, readMapBytes } from "./text-im
 export { MysqlIndexSource } from "./index-source.js";
 export { MysqlSearchSource } from "./search-source.js";
 export { MysqlSearchLog } from "./search-log.js";
+export { countProductsByStatus } from "./product-statistics.js";

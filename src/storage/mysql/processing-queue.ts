@@ -2,9 +2,9 @@ import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { gaveUpReason } from "../../processing/index.js";
 import type { ClaimedProduct, ProcessedResult, ProcessingQueue } from "../../processing/index.js";
 import type { Database } from "./connection.js";
-import { catalogs, indexQueue, productEmbeddings, products } from "./schema.js";
-import { queueForIndex } from "./index-queue.js";
-import { vectorToBytes } from "./vectors.js";
+import { catalogs, productEmbeddings, products } from "./schema.js";
+import { queueForIndex, queueSelectedForIndex } from "./index-queue.js";
+import { vectorToBytes } from "../fp32.js";
 
 /** Database time, so leases and retry times do not depend on any worker's clock. */
 const now = sql`UTC_TIMESTAMP(3)`;
@@ -14,75 +14,14 @@ export class MysqlProcessingQueue implements ProcessingQueue {
   constructor(private readonly db: Database) {}
 
   async claim(owner: string, limit: number, leaseMs: number, maxAttempts: number): Promise<ClaimedProduct[]> {
-    const due = and(
-      eq(products.status, "PROCESSING"),
-      or(isNull(products.leaseExpiresAt), lt(products.leaseExpiresAt, now)),
-      or(isNull(products.nextAttemptAt), lte(products.nextAttemptAt, now)),
-    );
-    // Candidates come from a plain read, so the locking read below touches product rows only
-    // (never the shared catalog row) and concurrent workers skip each other's claims. The products
-    // are read in queue order through products_queue_order, each checked against its catalog, and
-    // the read stops at the limit. Left to itself the optimizer starts from the (small) catalogs
-    // table, or joins it through a buffer, and either way sorts every queued product of the catalog
-    // on each claim: 0.3-0.37 s of MariaDB CPU per claim at 100k queued, against about 1 ms.
-    const [candidates] = (await this.db.execute(sql`
-      SELECT p.catalog_id AS catalogId, p.id AS id
-      FROM ${products} p FORCE INDEX (products_queue_order)
-      STRAIGHT_JOIN ${catalogs} c FORCE INDEX (PRIMARY) ON c.id = p.catalog_id AND c.deleted_at IS NULL
-      WHERE p.status = 'PROCESSING'
-        AND (p.lease_expires_at IS NULL OR p.lease_expires_at < ${now})
-        AND (p.next_attempt_at IS NULL OR p.next_attempt_at <= ${now})
-      ORDER BY p.updated_at
-      LIMIT ${limit * 2}`)) as unknown as [{ catalogId: string; id: string }[]];
+    const candidates = await this.queuedCandidates(limit * 2);
     if (candidates.length === 0) return [];
-
     return this.db.transaction(async (tx) => {
-      const rows = await tx
-        .select({
-          catalogId: products.catalogId,
-          productId: products.id,
-          generation: products.generation,
-          attempts: products.attempts,
-          imageUrl: products.imageUrl,
-          descriptor: products.descriptor,
-          objectKey: products.objectKey,
-          fetchedImageUrl: products.fetchedImageUrl,
-          imageSha256: products.imageSha256,
-          errorReason: products.errorReason,
-          modelVersion: productEmbeddings.modelVersion,
-        })
-        .from(products)
-        .leftJoin(
-          productEmbeddings,
-          and(eq(productEmbeddings.catalogId, products.catalogId), eq(productEmbeddings.productId, products.id)),
-        )
-        .where(and(due, inArray(sql`(${products.catalogId}, ${products.id})`, candidates.map((c) => sql`(${c.catalogId}, ${c.id})`))))
-        .orderBy(products.updatedAt)
-        .limit(limit)
-        .for("update", { skipLocked: true });
-
       const claimed: ClaimedProduct[] = [];
-      for (const row of rows) {
-        if (row.attempts >= maxAttempts) {
-          // Every earlier claim ended without a verdict: its worker died. Stop handing it out.
-          const reason = gaveUpReason(row.attempts, row.errorReason);
-          const key = and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId));
-          await tx.update(products).set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, updatedAt: now }).where(key);
-          continue;
-        }
-        const previous =
-          row.fetchedImageUrl && row.imageSha256 && row.objectKey && row.modelVersion
-            ? { fetchedImageUrl: row.fetchedImageUrl, imageSha256: row.imageSha256, objectKey: row.objectKey, modelVersion: row.modelVersion }
-            : undefined;
-        claimed.push({
-          catalogId: row.catalogId,
-          productId: row.productId,
-          generation: row.generation,
-          attempts: row.attempts + 1,
-          imageUrl: row.imageUrl,
-          descriptor: row.descriptor,
-          previous,
-        });
+      for (const row of await this.lockDue(tx, candidates, limit)) {
+        // Every earlier claim ended without a verdict: its worker died. Stop handing it out.
+        if (row.attempts >= maxAttempts) await this.giveUp(tx, row);
+        else claimed.push(claimedProduct(row));
       }
       // One statement for the whole batch: the rows stay locked for one round trip, not one per product.
       if (claimed.length > 0) {
@@ -94,6 +33,65 @@ export class MysqlProcessingQueue implements ProcessingQueue {
       return claimed;
     });
   }
+
+  /**
+   * Candidates come from a plain read, so the locking read after it touches product rows only
+   * (never the shared catalog row) and concurrent workers skip each other's claims. The products
+   * are read in queue order through products_queue_order, each checked against its catalog, and
+   * the read stops at the limit. Left to itself the optimizer starts from the (small) catalogs
+   * table, or joins it through a buffer, and either way sorts every queued product of the catalog
+   * on each claim: 0.3-0.37 s of MariaDB CPU per claim at 100k queued, against about 1 ms.
+   */
+  private async queuedCandidates(limit: number): Promise<{ catalogId: string; id: string }[]> {
+    const [candidates] = (await this.db.execute(sql`
+      SELECT p.catalog_id AS catalogId, p.id AS id
+      FROM ${products} p FORCE INDEX (products_queue_order)
+      STRAIGHT_JOIN ${catalogs} c FORCE INDEX (PRIMARY) ON c.id = p.catalog_id AND c.deleted_at IS NULL
+      WHERE p.status = 'PROCESSING'
+        AND (p.lease_expires_at IS NULL OR p.lease_expires_at < ${now})
+        AND (p.next_attempt_at IS NULL OR p.next_attempt_at <= ${now})
+      ORDER BY p.updated_at
+      LIMIT ${limit}`)) as unknown as [{ catalogId: string; id: string }[]];
+    return candidates;
+  }
+
+  /** The candidates still due, locked, skipping those another worker is claiming. */
+  private lockDue(tx: Transaction, candidates: { catalogId: string; id: string }[], limit: number) {
+    const due = and(
+      eq(products.status, "PROCESSING"),
+      or(isNull(products.leaseExpiresAt), lt(products.leaseExpiresAt, now)),
+      or(isNull(products.nextAttemptAt), lte(products.nextAttemptAt, now)),
+    );
+    return tx
+      .select({
+        catalogId: products.catalogId,
+        productId: products.id,
+        generation: products.generation,
+        attempts: products.attempts,
+        imageUrl: products.imageUrl,
+        descriptor: products.descriptor,
+        objectKey: products.objectKey,
+        fetchedImageUrl: products.fetchedImageUrl,
+        imageSha256: products.imageSha256,
+        errorReason: products.errorReason,
+        modelVersion: productEmbeddings.modelVersion,
+      })
+      .from(products)
+      .leftJoin(productEmbeddings, and(eq(productEmbeddings.catalogId, products.catalogId), eq(productEmbeddings.productId, products.id)))
+      .where(and(due, inArray(sql`(${products.catalogId}, ${products.id})`, candidates.map((c) => sql`(${c.catalogId}, ${c.id})`))))
+      .orderBy(products.updatedAt)
+      .limit(limit)
+      .for("update", { skipLocked: true });
+  }
+
+  private async giveUp(tx: Transaction, row: DueRow): Promise<void> {
+    const reason = gaveUpReason(row.attempts, row.errorReason);
+    await tx
+      .update(products)
+      .set({ status: "ERROR", errorReason: reason.slice(0, REASON_LENGTH), leaseOwner: null, leaseExpiresAt: null, updatedAt: now })
+      .where(and(eq(products.catalogId, row.catalogId), eq(products.id, row.productId)));
+  }
+
 
   async complete(job: ClaimedProduct, owner: string, result: ProcessedResult): Promise<boolean> {
     return this.db.transaction(async (tx) => {
@@ -158,11 +156,7 @@ export class MysqlProcessingQueue implements ProcessingQueue {
         ON ${productEmbeddings.catalogId} = ${products.catalogId} AND ${productEmbeddings.productId} = ${products.id}`;
     return this.db.transaction(async (tx) => {
       // Back in PROCESSING, so out of search until re-embedded: queued for the index in the same transaction.
-      await tx.execute(sql`
-        INSERT INTO ${indexQueue} (${sql.raw("catalog_id")}, ${sql.raw("product_id")})
-        SELECT ${products.catalogId}, ${products.id} FROM ${joined} WHERE ${stale}
-        ORDER BY ${products.catalogId}, ${products.id}
-        ON DUPLICATE KEY UPDATE ${sql.raw("version")} = ${sql.raw("version")} + 1`);
+      await queueSelectedForIndex(tx, sql`SELECT ${products.catalogId}, ${products.id} FROM ${joined} WHERE ${stale} ORDER BY ${products.catalogId}, ${products.id}`);
       const [result] = await tx.execute(sql`
         UPDATE ${joined}
         SET ${products.status} = 'PROCESSING', ${products.generation} = ${products.generation} + 1,
@@ -181,4 +175,23 @@ export class MysqlProcessingQueue implements ProcessingQueue {
       eq(products.leaseOwner, owner),
     );
   }
+}
+
+type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+type DueRow = Awaited<ReturnType<MysqlProcessingQueue["lockDue"]>>[number];
+
+function claimedProduct(row: DueRow): ClaimedProduct {
+  const previous =
+    row.fetchedImageUrl && row.imageSha256 && row.objectKey && row.modelVersion
+      ? { fetchedImageUrl: row.fetchedImageUrl, imageSha256: row.imageSha256, objectKey: row.objectKey, modelVersion: row.modelVersion }
+      : undefined;
+  return {
+    catalogId: row.catalogId,
+    productId: row.productId,
+    generation: row.generation,
+    attempts: row.attempts + 1,
+    imageUrl: row.imageUrl,
+    descriptor: row.descriptor,
+    previous,
+  };
 }

@@ -3,7 +3,7 @@ import type { ProductEmbeddings, SearchSource, StoredMap } from "../../search/in
 import type { Database } from "./connection.js";
 import { storedMap } from "./index-source.js";
 import { catalogs, catalogTextMaps, productEmbeddings, products } from "./schema.js";
-import { bytesToVector } from "./vectors.js";
+import { bytesToVector } from "../fp32.js";
 
 export class MysqlSearchSource implements SearchSource {
   constructor(private readonly db: Database) {}

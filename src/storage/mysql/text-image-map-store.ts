@@ -4,7 +4,7 @@ import type { StoredMapState, TextImageMapStore } from "../../processing/index.j
 import type { Pool } from "mysql2/promise";
 import type { Database } from "./connection.js";
 import { catalogTextMapChunks, catalogTextMapFailures, catalogTextMaps, productEmbeddings, products } from "./schema.js";
-import { bytesToVector } from "./vectors.js";
+import { bytesToVector } from "../fp32.js";
 import { withNamedLock } from "./named-lock.js";
 
 /**

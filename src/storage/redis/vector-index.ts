@@ -11,6 +11,8 @@ import { redisAttributesJson, redisFilterExpression } from "./filter-expression.
 import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
+import { dot } from "../../embeddings/index.js";
+import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
   /** Prepended to every key, e.g. "vitrine:"; lets several deployments or tests share a server. */
@@ -92,7 +94,7 @@ export class RedisVectorIndex implements VectorIndex {
     const queryLength = Math.hypot(...query.vector);
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       // Mode 2: the postings' candidates with their stored unit vectors, scored here.
-      const cosine = mode === 2 ? dot(reply[i + 1] as Buffer, query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      const cosine = mode === 2 ? dot(bytesToVector(reply[i + 1] as Buffer), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
       hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
@@ -284,11 +286,8 @@ function attributesOf(json: string): JsonObject {
 
 /** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
 function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
-  let v = 0;
-  let t = 0;
-  for (let j = 0; j < visual.length; j++) v += blob.readFloatLE(j * 4) * visual[j]!;
-  for (let j = 0; j < text.length; j++) t += blob.readFloatLE((visual.length + j) * 4) * text[j]!;
-  return { visual: v, text: t };
+  const element = bytesToVector(blob);
+  return { visual: dot(element.subarray(0, visual.length), visual), text: dot(element.subarray(visual.length, visual.length + text.length), text) };
 }
 
 function unitLength(vector: Float32Array): Float32Array {
@@ -296,27 +295,6 @@ function unitLength(vector: Float32Array): Float32Array {
   return length === 0 || Math.abs(length - 1) < 1e-7 ? vector : vector.map((x) => x / length);
 }
 
-const aligned = { floats: new Float32Array(0), bytes: Buffer.alloc(0) };
-
-/** Copied into an aligned array first (little-endian hosts, as the FP32 blobs): several times faster than readFloatLE. */
-function dot(blob: Buffer, vector: Float32Array): number {
-  if (aligned.floats.length !== vector.length) {
-    aligned.floats = new Float32Array(vector.length);
-    aligned.bytes = Buffer.from(aligned.floats.buffer);
-  }
-  blob.copy(aligned.bytes, 0, 0, vector.length * 4);
-  const e = aligned.floats;
-  let d = 0;
-  for (let j = 0; j < vector.length; j++) d += e[j]! * vector[j]!;
-  return d;
-}
-
-/** Vector sets read FP32 blobs as little-endian floats. */
-function fp32(vector: Float32Array): Buffer {
-  const bytes = Buffer.allocUnsafe(vector.length * 4);
-  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
-  return bytes;
-}
 
 function check(results: [Error | null, unknown][] | null): void {
   for (const [error] of results ?? []) if (error) throw error;

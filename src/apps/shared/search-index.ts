@@ -1,0 +1,22 @@
+import type { RedisClient } from "../../storage/redis/index.js";
+import type { Config } from "../../config/index.js";
+import type { SentenceEncoder } from "../../embeddings/index.js";
+import type { Logger } from "../../logging/index.js";
+import { IndexSync, VisualSpaces } from "../../search/index.js";
+import type { MysqlConnection } from "../../storage/mysql/index.js";
+import { MysqlIndexSource } from "../../storage/mysql/index.js";
+import { RedisVectorIndex } from "../../storage/redis/index.js";
+
+export interface SearchIndex {
+  index: RedisVectorIndex;
+  spaces: VisualSpaces;
+  sync: IndexSync;
+}
+
+/** The vector index and its sync with MySQL, as both the API and the workers use them. */
+export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: RedisClient, text: SentenceEncoder, log: Logger): SearchIndex {
+  const index = new RedisVectorIndex(redis, { keyPrefix: config.redis.keyPrefix, ef: config.search.ef, filterPostings: config.search.filterPostings });
+  const spaces = new VisualSpaces(text);
+  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log);
+  return { index, spaces, sync };
+}

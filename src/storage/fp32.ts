@@ -1,0 +1,26 @@
+import { endianness } from "node:os";
+
+const LITTLE_ENDIAN_HOST = endianness() === "LE";
+
+/**
+ * A vector as FP32 little-endian bytes: what MySQL's embedding columns hold and what Redis vector
+ * sets read (VADD/VSIM ... FP32), whatever the host's byte order.
+ */
+export function vectorToBytes(vector: Float32Array): Buffer {
+  if (LITTLE_ENDIAN_HOST) return Buffer.from(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
+  return bytes;
+}
+
+/** FP32 little-endian bytes back into a vector (a copy: the bytes may be unaligned). */
+export function bytesToVector(bytes: Uint8Array): Float32Array {
+  const vector = new Float32Array(bytes.length >>> 2);
+  if (LITTLE_ENDIAN_HOST) {
+    new Uint8Array(vector.buffer).set(bytes.subarray(0, vector.length * 4));
+    return vector;
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
+}
