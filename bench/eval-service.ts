@@ -18,6 +18,7 @@ import type { ApiApp } from "../src/apps/api/api-app.js";
 import { completeWith } from "../test/support/synthetic-processing.js";
 import type { TestServer } from "../test/support/test-server.js";
 import { freePort } from "../test/support/free-port.js";
+import { API_KEY_HEADER } from "../src/rpc/headers.js";
 
 /** Undescribed products of the half catalog (odd index), all of them, for the zero-shot classification. */
 const UNDESCRIBED = [{ field: "described", operator: "eq", value: false }];
@@ -191,13 +192,13 @@ export async function evaluateThroughService(input: ServiceEvalInput): Promise<H
     const organizationId = randomUUID();
     const keyRes = await fetch(`${services.on}/organizations/${organizationId}/keys`, {
       method: "POST",
-      headers: { "content-type": "application/json", SERVICE_API_KEY: adminKey },
+      headers: { "content-type": "application/json", [API_KEY_HEADER]: adminKey },
       body: JSON.stringify({ name: "eval", scopes: ["read", "write", "search"] }),
     });
     if (keyRes.status !== 201) throw new Error(`key creation failed: ${keyRes.status} ${await keyRes.text()}`);
     const apiKey = ((await keyRes.json()) as { key: string }).key;
     const call = async (base: string, path: string, body: unknown) => {
-      const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json", SERVICE_API_KEY: apiKey }, body: JSON.stringify(body) });
+      const res = await fetch(base + path, { method: "POST", headers: { "content-type": "application/json", [API_KEY_HEADER]: apiKey }, body: JSON.stringify(body) });
       const text = await res.text();
       if (res.status >= 300) throw new Error(`${path}: ${res.status} ${text.slice(0, 300)}`);
       return JSON.parse(text) as Record<string, unknown>;

@@ -42,6 +42,8 @@ import { SearchProductsRequestSchema, SearchProductsResponseSchema, SearchServic
 import type { SearchProductsRequest, SearchProductsResponse } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { ApiApp } from "../src/apps/api/api-app.js";
+import type { Config } from "../src/config/index.js";
+import { API_KEY_HEADER } from "../src/rpc/headers.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
 import { lexicalWords } from "../src/search/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
@@ -119,7 +121,7 @@ async function workerMain(): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const rest = new URL(target.restUrl);
   const redisPool: (Redis | Cluster)[] = [];
-  const grpcHeaders = { service_api_key: target.apiKey };
+  const grpcHeaders = { [API_KEY_HEADER]: target.apiKey };
   // The client library internal services use (@grpc/grpc-js), with the generated protobuf-es
   // (de)serialisers: beside Connect's gRPC client, so the client's own cost shows apart from the
   // service's on these shared cores.
@@ -140,7 +142,7 @@ async function workerMain(): Promise<void> {
     searchProducts(request: SearchProductsRequest, metadata: grpcJs.Metadata, callback: (error: grpcJs.ServiceError | null, response?: SearchProductsResponse) => void): void;
   };
   const grpcJsMetadata = new grpcJs.Metadata();
-  grpcJsMetadata.set("service_api_key", target.apiKey);
+  grpcJsMetadata.set(API_KEY_HEADER, target.apiKey);
   const grpcJsRequests = new Map<string, SearchProductsRequest>();
   function grpcJsSearch(query: string): Promise<string[]> {
     let request = grpcJsRequests.get(query);
@@ -188,7 +190,7 @@ async function workerMain(): Promise<void> {
           port: rest.port,
           method: "POST",
           path: "/search",
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), SERVICE_API_KEY: target.apiKey },
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), [API_KEY_HEADER]: target.apiKey },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -718,14 +720,138 @@ async function main(): Promise<void> {
 }
 
 async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: OpenedSentenceEncoder): Promise<Outcome> {
+  console.log(`\n=== N = ${n.toLocaleString("en-US")} products ===   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+  const bench = await startBenchService(options, redisEnv);
+  let load: LoadGenerator | undefined;
+  try {
+    const loaded = await loadCatalog(bench, n, options, text);
+    const queries = await queriesWithTruth(bench, loaded, text);
+    const parts = await inProcessBreakdown(bench, loaded, queries, text, options);
+    const { app, config } = bench;
+    const { ef, exactUpTo } = config.search;
+    const exactService = n <= exactUpTo;
+
+    // 5. Over the wire, from the load-generator thread.
+    load = LoadGenerator.start({ restUrl: bench.restUrl, grpcUrl: bench.grpcUrl, redisEnv, apiKey: loaded.apiKey, organizationId: loaded.organizationId, catalogId: loaded.catalogId, vectorsKey: loaded.vectorsKey });
+    const runner = wireRunner(app.redis, load, options, queries, ef);
+    const { run, task } = runner;
+    const c = options.concurrency;
+    const raw1 = await run(task("raw", 1), "raw VSIM c=1");
+    const raw8 = await run(task("raw", c), `raw VSIM c=${c}`);
+    const grpc1 = await run(task("grpc", 1), "gRPC c=1");
+    const grpc8 = await run(task("grpc", c), `gRPC c=${c}`);
+    const grpcJs1 = await run(task("grpc-js", 1), "gRPC (grpc-js client) c=1");
+    const grpcJs8 = await run(task("grpc-js", c), `gRPC (grpc-js client) c=${c}`);
+    const rest1 = await run(task("rest", 1), "REST c=1");
+    const rest8 = await run(task("rest", c), `REST c=${c}`);
+    const sweep = [];
+    for (const e of options.efSweep) {
+      const r = await run({ ...task("raw", 1, e), warmup: Math.min(options.warmup, 50) }, `raw VSIM EF ${e}`);
+      sweep.push({ ef: e, recall: recallAt(r.results, queries.truth), s: r.s });
+    }
+    const lexical = await lexicalRuns(bench, loaded, runner, options);
+    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c) : [];
+
+    const recallRaw = recallAt(raw1.results, queries.truth);
+    const recallService = recallAt(rest1.results, queries.truth);
+    const recallGrpc = recallAt(grpc1.results, queries.truth);
+    // 6. Still intact after all of it (the sweeper ran throughout)?
+    const vcardAfter = Number(await app.redis.call("VCARD", loaded.vectorsKey));
+    const versionAfter = await app.searchIndex.index.version(loaded.catalogId);
+    const { cpuNote } = runner;
+
+    console.log(`\n  -- in-process breakdown of one search (sequential, no transport) --`);
+    console.log(statLine("auth: API key lookup (MySQL)", parts.auth));
+    console.log(statLine("catalog + text-image map lookup (MySQL)", parts.target));
+    console.log(statLine("text encode (GloVe)", parts.encode));
+    console.log(statLine(`VSIM alone (${exactService ? "TRUTH" : `EF ${ef}`}, app's connection)`, parts.vsim));
+    console.log(statLine("index.query: Lua script (HGET+VCARD+VSIM+VGETATTR)", parts.script));
+    if (parts.hnswScript) console.log(statLine(`index.query forced to HNSW (EF ${ef}) instead`, parts.hnswScript));
+    console.log(statLine("Searcher.search (target+encode+script)", parts.core));
+    console.log(statLine("in-process transport, stub handler", parts.stub, "   (transport only)"));
+    console.log(statLine("in-process transport (auth+core)", parts.router));
+    console.log(statLine("REST /search via fastify.inject (no socket)", parts.inject));
+    console.log(`  p50 deltas: script - VSIM ${ms(parts.script.p50 - parts.vsim.p50)}; core - script ${ms(parts.core.p50 - parts.script.p50)} ` +
+      `(MySQL catalog lookup ${ms(parts.target.p50)}, encode ${ms(parts.encode.p50)}); router - core ${ms(parts.router.p50 - parts.core.p50)} ` +
+      `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
+
+    console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
+    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}]`;
+    console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
+    console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
+    console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
+    console.log(statLine(`gRPC SearchProducts, ${c} clients`, grpc8.s, cpuNote(grpc8)));
+    console.log(statLine(`gRPC SearchProducts, grpc-js client, 1 client`, grpcJs1.s, cpuNote(grpcJs1)));
+    console.log(statLine(`gRPC SearchProducts, grpc-js client, ${c} clients`, grpcJs8.s, cpuNote(grpcJs8)));
+    console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
+    console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
+    console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
+    console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+    console.log(
+      `  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x` +
+        `   gRPC with the grpc-js client ${(grpcJs1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`,
+    );
+
+    console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / BRANDS)} products each) --`);
+    console.log(statLine(`REST POST /search lexical, 1 client`, lexical.rest1.s, cpuNote(lexical.rest1)));
+    console.log(statLine(`REST POST /search lexical, ${c} clients`, lexical.rest8.s, cpuNote(lexical.rest8)));
+    for (const { label, s: st } of lexical.parts) console.log(statLine(`Searcher.search, ${label}`, st));
+    const lexicalKeyBytes = Math.max(0, loaded.memDelta - loaded.keyBytes);
+    console.log(`  lexical index memory (used_memory delta - vector set)  ${(lexicalKeyBytes / 1024 / 1024).toFixed(1)} MB = ${(lexicalKeyBytes / n).toFixed(0)} B/product`);
+
+    console.log(`\n  -- recall@${TOP_K} vs brute force (${queries.truth.length} queries) --`);
+    console.log(`  raw HNSW VSIM, EF ${ef}                 ${recallRaw.toFixed(4)}`);
+    console.log(`  service (REST), SEARCH_EF ${ef}          ${recallService.toFixed(4)}   (gRPC ${recallGrpc.toFixed(4)})${svcNote}`);
+    console.log(`  EF sweep, raw VSIM, 1 client:`);
+    for (const s of sweep) {
+      console.log(`    EF ${padL(String(s.ef), 4)}   recall@${TOP_K} ${s.recall.toFixed(4)}   p50 ${padL(ms(s.s.p50), 9)}   p99 ${padL(ms(s.s.p99), 9)}   ${padL(s.s.qps.toFixed(0), 5)} QPS`);
+    }
+    console.log(`  after the run: VCARD ${vcardAfter} (expected ${n}), version ${versionAfter === loaded.expectedVersion ? "unchanged" : `CHANGED to ${versionAfter}`}`);
+
+    return {
+      n,
+      exactService,
+      ef,
+      loadRestMs: loaded.loadRestMs,
+      loadIndexMs: loaded.loadIndexMs,
+      bytesPerProductKey: loaded.keyBytes / n,
+      bytesPerProductInfo: loaded.memDelta / n,
+      recallRaw,
+      recallService,
+      raw1: raw1.s,
+      raw8: raw8.s,
+      grpc1: grpc1.s,
+      grpc8: grpc8.s,
+      grpcJs1: grpcJs1.s,
+      grpcJs8: grpcJs8.s,
+      rest1: rest1.s,
+      rest8: rest8.s,
+      lexical1: lexical.rest1.s,
+      lexical8: lexical.rest8.s,
+      lexicalBytesPerProduct: lexicalKeyBytes / n,
+      filtered,
+    };
+  } finally {
+    await load?.close();
+    await bench.close();
+  }
+}
+
+interface BenchService {
+  app: ApiApp;
+  config: Config;
+  restUrl: string;
+  grpcUrl: string;
+  adminKey: string;
+  keyPrefix: string;
+  close(): Promise<void>;
+}
+
+/** The real service in this process (createApiApp, no workers), in a database and key prefix of its own. */
+async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<BenchService> {
   const { loadConfig } = await import("../src/config/index.js");
   const { createApiApp } = await import("../src/apps/api/api-app.js");
-  const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
-  const { createInProcessTransport, rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
-  const pino = (await import("pino")).default;
   const mysql = (await import("mysql2/promise")).default;
-
-  console.log(`\n=== N = ${n.toLocaleString("en-US")} products ===   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
   const database = `vitrine_bench_search_${randomBytes(4).toString("hex")}`;
   const dbUrl = new URL(options.mysqlBase);
   dbUrl.pathname = `/${database}`;
@@ -752,360 +878,28 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     SHUTDOWN_GRACE_MS: "500",
     WORKERS: "0",
   });
-  let app: ApiApp | undefined;
-  let load: LoadGenerator | undefined;
+  const dropDatabase = async () => {
+    const connection = await mysql.createConnection({ uri: new URL("/", options.mysqlBase).toString() });
+    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await connection.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let app: ApiApp;
   try {
     app = await createApiApp(config);
-    const { restUrl, grpcUrl } = await app.listen();
-    const { ef, exactUpTo } = config.search;
-    const exactService = n <= exactUpTo;
-    const redis = app.redis;
-
-    // 1. An organization key and a catalog, over REST as a customer would.
-    const organizationId = randomUUID();
-    const keyRes = await fetch(`${restUrl}/organizations/${organizationId}/keys`, {
-      method: "POST",
-      headers: { "content-type": "application/json", SERVICE_API_KEY: adminKey },
-      body: JSON.stringify({ name: "bench", scopes: ["read", "write", "search"] }),
-    });
-    if (keyRes.status !== 201) throw new Error(`key creation failed: ${keyRes.status} ${await keyRes.text()}`);
-    const apiKey = ((await keyRes.json()) as { key: string }).key;
-    const api = (method: string, path: string, body: unknown) =>
-      fetch(restUrl + path, { method, headers: { "content-type": "application/json", SERVICE_API_KEY: apiKey }, body: JSON.stringify(body) });
-    const catRes = await api("POST", `/organizations/${organizationId}/catalogs`, { name: `bench-${n}`, description: "search benchmark" });
-    if (catRes.status !== 200 && catRes.status !== 201) throw new Error(`catalog creation failed: ${catRes.status} ${await catRes.text()}`);
-    const catalogId = ((await catRes.json()) as { id: string }).id;
-    const vectorsKey = `${keyPrefix}{${catalogId}}:vectors`;
-
-    // 2. Synthetic products: rows over REST, index entries straight into the vector set.
-    const genStarted = performance.now();
-    const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters);
-    const genMs = performance.now() - genStarted;
-
-    const restStarted = performance.now();
-    const BATCH = 1000;
-    let nextBatch = 0;
-    const loader = async () => {
-      for (;;) {
-        const start = nextBatch;
-        nextBatch += BATCH;
-        if (start >= n) return;
-        const batch = [];
-        for (let i = start; i < Math.min(n, start + BATCH); i++) {
-          batch.push({ id: catalog.ids[i]!, imageUrl: `https://images.example/${catalog.ids[i]}.jpg`, descriptor: catalog.descriptors[i]!, metadata: catalog.metadata[i]! });
-        }
-        const res = await api("POST", `/organizations/${organizationId}/catalogs/${catalogId}/products`, batch);
-        if (res.status !== 202) throw new Error(`Create Products failed at ${start}: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
-      }
-    };
-    await Promise.all(Array.from({ length: options.loadConcurrency }, loader));
-    const loadRestMs = performance.now() - restStarted;
-
-    const expectedVersion = app.searchIndex.sync.versionFor(undefined);
-    const { forEachPrimary } = await import("../src/storage/redis/index.js");
-    const usedMemory = async () =>
-      (await forEachPrimary(redis, async (node) => Number(/^used_memory:(\d+)/m.exec(await node.info("memory"))?.[1]))).reduce((a, b) => a + b, 0);
-    // Create Products queued every product for the index (a replaced product leaves it); the
-    // request's own sync applied those rows as removals already, but any row left would make the
-    // sweeper remove the product again (it is not PROCESSED). Under the catalog's sync lock, so no
-    // sync runs in between: clear the queue, then write the set at the version search expects.
-    const memBefore = await usedMemory();
-    const indexStarted = performance.now();
-    let leftInQueue = 0;
-    const lock = new MysqlIndexSource(app.mysql.db, app.mysql.pool);
-    const written = await lock.exclusively(catalogId, 60_000, async () => {
-      const [result] = await app!.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
-      leftInQueue = (result as { affectedRows: number }).affectedRows;
-      return app!.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000));
-    });
-    if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
-    const loadIndexMs = performance.now() - indexStarted;
-    await sleep(200);
-    const memAfter = await usedMemory();
-    const vcard = Number(await redis.call("VCARD", vectorsKey));
-    const keyBytes = await app.searchIndex.index.memoryUsage(catalogId);
-    if (written !== n || vcard !== n) throw new Error(`index holds ${vcard} of ${n} products (rebuild wrote ${written})`);
-    const vinfo = (await redis.call("VINFO", vectorsKey)) as unknown[];
-    const vinfoText = [];
-    for (let i = 0; i + 1 < vinfo.length; i += 2) vinfoText.push(`${String(vinfo[i])}=${String(vinfo[i + 1])}`);
-
-    console.log(`  data                                   ${CLUSTERS} clusters anchored on GloVe phrases (+noise), ${CATEGORIES.length} categories, ${BRANDS} brands, ` +
-      `2% SUPER_BOOST / 5% BOOST; element ${catalog.dims} dims; generated in ${(genMs / 1000).toFixed(1)} s`);
-    console.log(`  load: Create Products over REST        ${(loadRestMs / 1000).toFixed(1)} s  (${((n / loadRestMs) * 1000).toFixed(0)} products/s, batches of ${BATCH}, ${options.loadConcurrency} in flight; rows stay PROCESSING in MySQL)`);
-    console.log(`  load: index write (VADD, rebuild)      ${(loadIndexMs / 1000).toFixed(1)} s  (${((n / loadIndexMs) * 1000).toFixed(0)} products/s; ${leftInQueue} index_queue rows were still pending and cleared)`);
-    console.log(`  index                                  VCARD ${vcard}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
-    console.log(`  memory                                 MEMORY USAGE ${(keyBytes / 1024 / 1024).toFixed(1)} MB = ${(keyBytes / n).toFixed(0)} B/product; ` +
-      `INFO used_memory delta ${((memAfter - memBefore) / 1024 / 1024).toFixed(1)} MB = ${((memAfter - memBefore) / n).toFixed(0)} B/product`);
-
-    // 3. Queries: the same vector the service builds from the text, and its exact answer.
-    const boosts = { boost: config.search.boost, superBoost: config.search.superBoost };
-    const queries: string[] = [];
-    const vectors: Float32Array[] = [];
-    for (const q of ALL_QUERIES) {
-      const words = text.encode(q.trim().toLowerCase());
-      const qv = queryVector({ visual: words, text: words, visualWeight: VISUAL_WEIGHT, boosts });
-      if (!qv) {
-        console.log(`  (query "${q}" has no known words; skipped)`);
-        continue;
-      }
-      queries.push(q);
-      vectors.push(qv.vector);
-    }
-    const blobs = vectors.map(fp32);
-    const bfStarted = performance.now();
-    const exact = vectors.map((v) => bruteForceTopK(catalog, v, TOP_K));
-    const bfMs = (performance.now() - bfStarted) / vectors.length;
-    const truth = exact.map((e) => e.ids);
-    // Cross-check the brute force against Redis's own exhaustive scan.
-    let truthAgree = 0;
-    for (let q = 0; q < blobs.length; q++) {
-      const reply = (await redis.call("VSIM", vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "TRUTH")) as string[];
-      const ids = new Set(reply.filter((_, k) => k % 2 === 0).map(String));
-      truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
-    }
-    const negative = exact.filter((e) => e.dots.some((d) => d < 0)).length;
-    console.log(`  ground truth                           brute force in JS (${bfMs.toFixed(1)} ms/query); agrees with VSIM TRUTH on ${truthAgree}/${truth.length * TOP_K} top-${TOP_K} ids` +
-      (negative > 0 ? `; ${negative} queries have top-${TOP_K} hits scoring < 0 (dropped by similarity_threshold 0)` : ""));
-
-    // 4. In-process breakdown of one service search (sequential, main thread, no transport).
-    const searchSource = new MysqlSearchSource(app.mysql.db);
-    // What the REST gateway calls: the RPCs through the in-process transport, with the service's
-    // own interceptors (auth, errors).
-    const routerClient = createClient(
-      SearchService,
-      createInProcessTransport(rpcRoutes(app.core), rpcRouterOptions(app.core, pino({ level: "silent" }), config.limits.maxRequestBytes).interceptors ?? []),
-    );
-    // The same transport to a stub that answers a fixed 10 hits at once: the transport's own cost.
-    const sampleHits = await app.core.search.search({
-      organizationId, catalogId, query: queries[0]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined,
-    });
-    const stubClient = createClient(
-      SearchService,
-      createInProcessTransport((router) => router.service(SearchService, { searchProducts: async () => ({ status: "success", results: sampleHits }) }), []),
-    );
-    const index = app.searchIndex.index;
-    const nq = queries.length;
-    const w = Math.min(options.warmup, 50);
-    const count = options.queries;
-    const parts = {
-      auth: await timed(count, w, () => app!.core.apiKeys.authenticate(apiKey)),
-      target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
-      encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
-      vsim: await timed(count, w, (i) => redis.call("VSIM", vectorsKey, "FP32", blobs[i % nq]!, "WITHSCORES", "COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)]))),
-      script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion, servableVersionPrefix: expectedVersion })),
-      core: await timed(count, w, (i) =>
-        app!.core.search.search({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
-      ),
-      hnswScript: exactService
-        ? await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo: 0, expectedVersion, servableVersionPrefix: expectedVersion }))
-        : undefined,
-      stub: await timed(count, w, (i) =>
-        stubClient.searchProducts({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 }),
-      ),
-      router: await timed(count, w, (i) =>
-        routerClient.searchProducts(
-          { organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 },
-          { headers: { service_api_key: apiKey } },
-        ),
-      ),
-      inject: await timed(count, w, async (i) => {
-        const res = await app!.rest.inject({
-          method: "POST",
-          url: "/search",
-          headers: { "content-type": "application/json", SERVICE_API_KEY: apiKey },
-          payload: JSON.stringify({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visual_weight: VISUAL_WEIGHT, similarity_threshold: 0 }),
-        });
-        if (res.statusCode !== 200) throw new Error(`inject /search ${res.statusCode}: ${res.body.slice(0, 200)}`);
-      }),
-    };
-
-    // 5. Over the wire, from the load-generator thread.
-    load = LoadGenerator.start({ restUrl, grpcUrl, redisEnv, apiKey, organizationId, catalogId, vectorsKey });
-    const c = options.concurrency;
-    const task = (mode: Mode, concurrency: number, taskEf = ef): Task => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries, blobs });
-    const redisCpuMs = async () => {
-      const cpu = await redis.info("cpu");
-      const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
-      return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
-    };
-    const run = async (t: Task, label: string) => {
-      if (t.warmup > 0) await load!.run({ ...t, total: t.warmup, warmup: 0 });
-      const node0 = process.cpuUsage();
-      const redis0 = await redisCpuMs();
-      const mysql0 = mysqlServerCpuMs();
-      const r = await load!.run({ ...t, warmup: 0 });
-      const node = process.cpuUsage(node0);
-      const redisMs = (await redisCpuMs()) - redis0;
-      const mysqlMs = mysqlServerCpuMs() - mysql0;
-      if (r.errors > 0) console.log(`  !! ${label}: ${r.errors} of ${t.total} requests failed, first: ${r.firstError}`);
-      const nodeMs = (node.user + node.system) / 1000;
-      const cpu = { client: r.clientCpuMs / t.total, service: (nodeMs - r.clientCpuMs) / t.total, redis: redisMs / t.total, mysql: mysqlMs / t.total };
-      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu };
-    };
-    type Cpu = { client: number; service: number; redis: number; mysql: number };
-    const cpuNote = (r: { cpu: Cpu }) =>
-      `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}`;
-    const raw1 = await run(task("raw", 1), "raw VSIM c=1");
-    const raw8 = await run(task("raw", c), `raw VSIM c=${c}`);
-    const grpc1 = await run(task("grpc", 1), "gRPC c=1");
-    const grpc8 = await run(task("grpc", c), `gRPC c=${c}`);
-    const grpcJs1 = await run(task("grpc-js", 1), "gRPC (grpc-js client) c=1");
-    const grpcJs8 = await run(task("grpc-js", c), `gRPC (grpc-js client) c=${c}`);
-    const rest1 = await run(task("rest", 1), "REST c=1");
-    const rest8 = await run(task("rest", c), `REST c=${c}`);
-    const sweep = [];
-    for (const e of options.efSweep) {
-      const r = await run({ ...task("raw", 1, e), warmup: Math.min(options.warmup, 50) }, `raw VSIM EF ${e}`);
-      sweep.push({ ef: e, recall: recallAt(r.results, truth), s: r.s });
-    }
-    // Lexical queries: a brand (about N/200 holders), it misspelt, its first four letters, an exact title.
-    const lexicalSets: [string, string[]][] = [
-      ["brand", Array.from({ length: 50 }, (_, k) => brandName(k * 4))],
-      ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(brandName(k * 4)))],
-      ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => brandName(k * 4).slice(0, 4))],
-      ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptors[Math.floor((k * n) / 50)]!)],
-    ];
-    const lexicalQueries = lexicalSets.flatMap(([, q]) => q);
-    const lexicalTask = (concurrency: number): Task => ({ ...task("rest", concurrency), queries: lexicalQueries, blobs: [] });
-    const lexical1 = await run(lexicalTask(1), "REST lexical c=1");
-    const lexical8 = await run(lexicalTask(c), `REST lexical c=${c}`);
-    const lexicalParts = [];
-    for (const [label, set] of lexicalSets) {
-      const s1 = await timed(Math.min(count, 200), 10, (i) =>
-        app!.core.search.search({ organizationId, catalogId, query: set[i % set.length]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
-      );
-      lexicalParts.push({ label, s: s1 });
-    }
-    const lexicalKeyBytes = Math.max(0, memAfter - memBefore - keyBytes);
-
-    // 5b. Filtered queries: REST with the filters, raw VSIM with the FILTER expression the service
-    // pushes down, recall against the exact filtered answer (scores below 0 dropped, as the
-    // service's similarity_threshold 0 does).
-    const filtered: FilteredOutcome[] = [];
-    if (options.filters) {
-      const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
-      const { matchesFilters } = await import("../src/search/filters.js");
-      type Eq = { field: string; operator: "eq"; value: string };
-      const eq = (field: string, value: string): Eq => ({ field, operator: "eq", value });
-      const cases: [string, Eq[]][] = [
-        ["10% (section)", [eq("section", "s3")]],
-        ["1% (shop)", [eq("shop", "h42")]],
-        ["0.1% (line)", [eq("line", "l777")]],
-        ["1% (section and finish)", [eq("section", "s3"), eq("finish", "f5")]],
-      ];
-      for (const [label, filters] of cases) {
-        const keep = catalog.metadata.map((m, i) => matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }));
-        const truthF = vectors.map((v) => {
-          const e = bruteForceTopK(catalog, v, TOP_K, keep);
-          return e.ids.filter((_, k) => e.dots[k]! >= 0);
-        });
-        const filterExpr = redisFilterExpression(filters)!;
-        const r1 = await run({ ...task("raw", 1), filterExpr }, `raw VSIM FILTER ${label} c=1`);
-        const r8 = await run({ ...task("raw", c), filterExpr }, `raw VSIM FILTER ${label} c=${c}`);
-        const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
-        const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
-        filtered.push({
-          label,
-          matching: keep.filter(Boolean).length,
-          recallRaw: recallAt(r1.results, truthF),
-          recallRest: recallAt(s1.results, truthF),
-          raw1: r1.s,
-          raw8: r8.s,
-          rest1: s1.s,
-          rest8: s8.s,
-        });
-        console.log(`  filtered ${label}: ${filtered.at(-1)!.matching} matching products`);
-        console.log(statLine(`  raw VSIM FILTER EF ${ef}, 1 client`, r1.s, cpuNote(r1)));
-        console.log(statLine(`  raw VSIM FILTER EF ${ef}, ${c} clients`, r8.s, cpuNote(r8)));
-        console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
-        console.log(statLine(`  REST POST /search + filters, ${c} clients`, s8.s, cpuNote(s8)));
-        console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${filtered.at(-1)!.recallRaw.toFixed(4)}, REST ${filtered.at(-1)!.recallRest.toFixed(4)}` +
-          `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
-      }
-    }
-
-    const recallRaw = recallAt(raw1.results, truth);
-    const recallService = recallAt(rest1.results, truth);
-    const recallGrpc = recallAt(grpc1.results, truth);
-
-    // 6. Still intact after all of it (the sweeper ran throughout)?
-    const vcardAfter = Number(await redis.call("VCARD", vectorsKey));
-    const versionAfter = await index.version(catalogId);
-
-    console.log(`\n  -- in-process breakdown of one search (sequential, no transport) --`);
-    console.log(statLine("auth: API key lookup (MySQL)", parts.auth));
-    console.log(statLine("catalog + text-image map lookup (MySQL)", parts.target));
-    console.log(statLine("text encode (GloVe)", parts.encode));
-    console.log(statLine(`VSIM alone (${exactService ? "TRUTH" : `EF ${ef}`}, app's connection)`, parts.vsim));
-    console.log(statLine("index.query: Lua script (HGET+VCARD+VSIM+VGETATTR)", parts.script));
-    if (parts.hnswScript) console.log(statLine(`index.query forced to HNSW (EF ${ef}) instead`, parts.hnswScript));
-    console.log(statLine("SearchService.search (target+encode+script)", parts.core));
-    console.log(statLine("in-process transport, stub handler", parts.stub, "   (transport only)"));
-    console.log(statLine("in-process transport (auth+core)", parts.router));
-    console.log(statLine("REST /search via fastify.inject (no socket)", parts.inject));
-    console.log(`  p50 deltas: script - VSIM ${ms(parts.script.p50 - parts.vsim.p50)}; core - script ${ms(parts.core.p50 - parts.script.p50)} ` +
-      `(MySQL catalog lookup ${ms(parts.target.p50)}, encode ${ms(parts.encode.p50)}); router - core ${ms(parts.router.p50 - parts.core.p50)} ` +
-      `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
-
-    console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
-    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}]`;
-    console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
-    console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
-    console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
-    console.log(statLine(`gRPC SearchProducts, ${c} clients`, grpc8.s, cpuNote(grpc8)));
-    console.log(statLine(`gRPC SearchProducts, grpc-js client, 1 client`, grpcJs1.s, cpuNote(grpcJs1)));
-    console.log(statLine(`gRPC SearchProducts, grpc-js client, ${c} clients`, grpcJs8.s, cpuNote(grpcJs8)));
-    console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
-    console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
-    console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
-    console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
-    console.log(
-      `  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x` +
-        `   gRPC with the grpc-js client ${(grpcJs1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`,
-    );
-
-    console.log(`\n  -- lexical queries (${lexicalQueries.length}: ${lexicalSets.map(([l]) => l).join(", ")}; brands held by about ${Math.round(n / BRANDS)} products each) --`);
-    console.log(statLine(`REST POST /search lexical, 1 client`, lexical1.s, cpuNote(lexical1)));
-    console.log(statLine(`REST POST /search lexical, ${c} clients`, lexical8.s, cpuNote(lexical8)));
-    for (const { label, s: st } of lexicalParts) console.log(statLine(`SearchService.search, ${label}`, st));
-    console.log(`  lexical index memory (used_memory delta - vector set)  ${(lexicalKeyBytes / 1024 / 1024).toFixed(1)} MB = ${(lexicalKeyBytes / n).toFixed(0)} B/product`);
-
-    console.log(`\n  -- recall@${TOP_K} vs brute force (${truth.length} queries) --`);
-    console.log(`  raw HNSW VSIM, EF ${ef}                 ${recallRaw.toFixed(4)}`);
-    console.log(`  service (REST), SEARCH_EF ${ef}          ${recallService.toFixed(4)}   (gRPC ${recallGrpc.toFixed(4)})${svcNote}`);
-    console.log(`  EF sweep, raw VSIM, 1 client:`);
-    for (const s of sweep) {
-      console.log(`    EF ${padL(String(s.ef), 4)}   recall@${TOP_K} ${s.recall.toFixed(4)}   p50 ${padL(ms(s.s.p50), 9)}   p99 ${padL(ms(s.s.p99), 9)}   ${padL(s.s.qps.toFixed(0), 5)} QPS`);
-    }
-    console.log(`  after the run: VCARD ${vcardAfter} (expected ${n}), version ${versionAfter === expectedVersion ? "unchanged" : `CHANGED to ${versionAfter}`}`);
-
-    return {
-      n,
-      exactService,
-      ef,
-      loadRestMs,
-      loadIndexMs,
-      bytesPerProductKey: keyBytes / n,
-      bytesPerProductInfo: (memAfter - memBefore) / n,
-      recallRaw,
-      recallService,
-      raw1: raw1.s,
-      raw8: raw8.s,
-      grpc1: grpc1.s,
-      grpc8: grpc8.s,
-      grpcJs1: grpcJs1.s,
-      grpcJs8: grpcJs8.s,
-      rest1: rest1.s,
-      rest8: rest8.s,
-      lexical1: lexical1.s,
-      lexical8: lexical8.s,
-      lexicalBytesPerProduct: lexicalKeyBytes / n,
-      filtered,
-    };
-  } finally {
-    await load?.close();
-    if (app) {
+  } catch (error) {
+    await dropDatabase();
+    throw error;
+  }
+  const { restUrl, grpcUrl } = await app.listen();
+  return {
+    app,
+    config,
+    restUrl,
+    grpcUrl,
+    adminKey,
+    keyPrefix,
+    async close() {
       await app.core.search.flushLog().catch(() => undefined);
       const keys: string[] = [];
       let cursor = "0";
@@ -1117,14 +911,312 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       // In chunks: a catalog of 100k holds about 150k keys (words, field postings), too many arguments for one call.
       for (let k = 0; k < keys.length; k += 1000) await app.redis.del(...keys.slice(k, k + 1000));
       await app.close();
-    }
-    const connection = await mysql.createConnection({ uri: new URL("/", options.mysqlBase).toString() });
-    await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await connection.end();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+      await dropDatabase();
+    },
+  };
 }
 
+interface LoadedCatalog {
+  organizationId: string;
+  catalogId: string;
+  apiKey: string;
+  vectorsKey: string;
+  catalog: Catalog;
+  expectedVersion: string;
+  loadRestMs: number;
+  loadIndexMs: number;
+  /** MEMORY USAGE of the vector set, and INFO used_memory's growth over the index write. */
+  keyBytes: number;
+  memDelta: number;
+}
+
+/** 1-2: an organization key and a catalog over REST, as a customer would; products over REST, index entries straight into the vector set. */
+async function loadCatalog(bench: BenchService, n: number, options: Options, text: OpenedSentenceEncoder): Promise<LoadedCatalog> {
+  const { app, restUrl, adminKey, keyPrefix } = bench;
+  const redis = app.redis;
+  const organizationId = randomUUID();
+  const keyRes = await fetch(`${restUrl}/organizations/${organizationId}/keys`, {
+    method: "POST",
+    headers: { "content-type": "application/json", [API_KEY_HEADER]: adminKey },
+    body: JSON.stringify({ name: "bench", scopes: ["read", "write", "search"] }),
+  });
+  if (keyRes.status !== 201) throw new Error(`key creation failed: ${keyRes.status} ${await keyRes.text()}`);
+  const apiKey = ((await keyRes.json()) as { key: string }).key;
+  const api = (method: string, path: string, body: unknown) =>
+    fetch(restUrl + path, { method, headers: { "content-type": "application/json", [API_KEY_HEADER]: apiKey }, body: JSON.stringify(body) });
+  const catRes = await api("POST", `/organizations/${organizationId}/catalogs`, { name: `bench-${n}`, description: "search benchmark" });
+  if (catRes.status !== 200 && catRes.status !== 201) throw new Error(`catalog creation failed: ${catRes.status} ${await catRes.text()}`);
+  const catalogId = ((await catRes.json()) as { id: string }).id;
+  const vectorsKey = `${keyPrefix}{${catalogId}}:vectors`;
+
+  const genStarted = performance.now();
+  const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters);
+  const genMs = performance.now() - genStarted;
+
+  const restStarted = performance.now();
+  const BATCH = 1000;
+  let nextBatch = 0;
+  const loader = async () => {
+    for (;;) {
+      const start = nextBatch;
+      nextBatch += BATCH;
+      if (start >= n) return;
+      const batch = [];
+      for (let i = start; i < Math.min(n, start + BATCH); i++) {
+        batch.push({ id: catalog.ids[i]!, imageUrl: `https://images.example/${catalog.ids[i]}.jpg`, descriptor: catalog.descriptors[i]!, metadata: catalog.metadata[i]! });
+      }
+      const res = await api("POST", `/organizations/${organizationId}/catalogs/${catalogId}/products`, batch);
+      if (res.status !== 202) throw new Error(`Create Products failed at ${start}: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: options.loadConcurrency }, loader));
+  const loadRestMs = performance.now() - restStarted;
+
+  const expectedVersion = app.searchIndex.sync.versionFor(undefined);
+  const { forEachPrimary } = await import("../src/storage/redis/index.js");
+  const usedMemory = async () =>
+    (await forEachPrimary(redis, async (node) => Number(/^used_memory:(\d+)/m.exec(await node.info("memory"))?.[1]))).reduce((a, b) => a + b, 0);
+  // Create Products queued every product for the index (a replaced product leaves it); the
+  // request's own sync applied those rows as removals already, but any row left would make the
+  // sweeper remove the product again (it is not PROCESSED). Under the catalog's sync lock, so no
+  // sync runs in between: clear the queue, then write the set at the version search expects.
+  const memBefore = await usedMemory();
+  const indexStarted = performance.now();
+  let leftInQueue = 0;
+  const lock = new MysqlIndexSource(app.mysql.db, app.mysql.pool);
+  const written = await lock.exclusively(catalogId, 60_000, async () => {
+    const [result] = await app.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
+    leftInQueue = (result as { affectedRows: number }).affectedRows;
+    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000));
+  });
+  if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
+  const loadIndexMs = performance.now() - indexStarted;
+  await sleep(200);
+  const memAfter = await usedMemory();
+  const vcard = Number(await redis.call("VCARD", vectorsKey));
+  const keyBytes = await app.searchIndex.index.memoryUsage(catalogId);
+  if (written !== n || vcard !== n) throw new Error(`index holds ${vcard} of ${n} products (rebuild wrote ${written})`);
+  const vinfo = (await redis.call("VINFO", vectorsKey)) as unknown[];
+  const vinfoText = [];
+  for (let i = 0; i + 1 < vinfo.length; i += 2) vinfoText.push(`${String(vinfo[i])}=${String(vinfo[i + 1])}`);
+
+  console.log(`  data                                   ${CLUSTERS} clusters anchored on GloVe phrases (+noise), ${CATEGORIES.length} categories, ${BRANDS} brands, ` +
+    `2% SUPER_BOOST / 5% BOOST; element ${catalog.dims} dims; generated in ${(genMs / 1000).toFixed(1)} s`);
+  console.log(`  load: Create Products over REST        ${(loadRestMs / 1000).toFixed(1)} s  (${((n / loadRestMs) * 1000).toFixed(0)} products/s, batches of ${BATCH}, ${options.loadConcurrency} in flight; rows stay PROCESSING in MySQL)`);
+  console.log(`  load: index write (VADD, rebuild)      ${(loadIndexMs / 1000).toFixed(1)} s  (${((n / loadIndexMs) * 1000).toFixed(0)} products/s; ${leftInQueue} index_queue rows were still pending and cleared)`);
+  console.log(`  index                                  VCARD ${vcard}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
+  console.log(`  memory                                 MEMORY USAGE ${(keyBytes / 1024 / 1024).toFixed(1)} MB = ${(keyBytes / n).toFixed(0)} B/product; ` +
+    `INFO used_memory delta ${((memAfter - memBefore) / 1024 / 1024).toFixed(1)} MB = ${((memAfter - memBefore) / n).toFixed(0)} B/product`);
+  return { organizationId, catalogId, apiKey, vectorsKey, catalog, expectedVersion, loadRestMs, loadIndexMs, keyBytes, memDelta: memAfter - memBefore };
+}
+
+interface BenchQueries {
+  queries: string[];
+  vectors: Float32Array[];
+  blobs: Buffer[];
+  /** The exact top-K ids of each query (brute force). */
+  truth: string[][];
+}
+
+/** 3: the same query vectors the service builds from the texts, and their exact answers. */
+async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text: OpenedSentenceEncoder): Promise<BenchQueries> {
+  const { config, app } = bench;
+  const boosts = { boost: config.search.boost, superBoost: config.search.superBoost };
+  const queries: string[] = [];
+  const vectors: Float32Array[] = [];
+  for (const q of ALL_QUERIES) {
+    const words = text.encode(q.trim().toLowerCase());
+    const qv = queryVector({ visual: words, text: words, visualWeight: VISUAL_WEIGHT, boosts });
+    if (!qv) {
+      console.log(`  (query "${q}" has no known words; skipped)`);
+      continue;
+    }
+    queries.push(q);
+    vectors.push(qv.vector);
+  }
+  const blobs = vectors.map(fp32);
+  const bfStarted = performance.now();
+  const exact = vectors.map((v) => bruteForceTopK(loaded.catalog, v, TOP_K));
+  const bfMs = (performance.now() - bfStarted) / vectors.length;
+  const truth = exact.map((e) => e.ids);
+  // Cross-check the brute force against Redis's own exhaustive scan.
+  let truthAgree = 0;
+  for (let q = 0; q < blobs.length; q++) {
+    const reply = (await app.redis.call("VSIM", loaded.vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "TRUTH")) as string[];
+    const ids = new Set(reply.filter((_, k) => k % 2 === 0).map(String));
+    truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
+  }
+  const negative = exact.filter((e) => e.dots.some((d) => d < 0)).length;
+  console.log(`  ground truth                           brute force in JS (${bfMs.toFixed(1)} ms/query); agrees with VSIM TRUTH on ${truthAgree}/${truth.length * TOP_K} top-${TOP_K} ids` +
+    (negative > 0 ? `; ${negative} queries have top-${TOP_K} hits scoring < 0 (dropped by similarity_threshold 0)` : ""));
+  return { queries, vectors, blobs, truth };
+}
+
+/** 4: one service search taken apart, sequentially on the main thread, without a socket. */
+async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q: BenchQueries, text: OpenedSentenceEncoder, options: Options) {
+  const { MysqlSearchSource } = await import("../src/storage/mysql/index.js");
+  const { createInProcessTransport, rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
+  const pino = (await import("pino")).default;
+  const { app, config } = bench;
+  const { organizationId, catalogId, apiKey, vectorsKey, expectedVersion } = loaded;
+  const { queries, vectors, blobs } = q;
+  const { ef, exactUpTo } = config.search;
+  const exactService = loaded.catalog.n <= exactUpTo;
+  const searchSource = new MysqlSearchSource(app.mysql.db);
+  // What the REST gateway calls: the RPCs through the in-process transport, with the service's
+  // own interceptors (auth, errors).
+  const routerClient = createClient(
+    SearchService,
+    createInProcessTransport(rpcRoutes(app.core), rpcRouterOptions(app.core, pino({ level: "silent" }), config.limits.maxRequestBytes).interceptors ?? []),
+  );
+  // The same transport to a stub that answers a fixed 10 hits at once: the transport's own cost.
+  const request = (i: number) => ({ organizationId, catalogId, query: queries[i % queries.length]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 });
+  const coreRequest = (i: number) => ({ ...request(i), filters: [], analytics: undefined });
+  const sampleHits = await app.core.search.search(coreRequest(0));
+  const stubClient = createClient(
+    SearchService,
+    createInProcessTransport((router) => router.service(SearchService, { searchProducts: async () => ({ status: "success", results: sampleHits }) }), []),
+  );
+  const index = app.searchIndex.index;
+  const nq = queries.length;
+  const w = Math.min(options.warmup, 50);
+  const count = options.queries;
+  return {
+    auth: await timed(count, w, () => app.core.apiKeys.authenticate(apiKey)),
+    target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
+    encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
+    vsim: await timed(count, w, (i) => app.redis.call("VSIM", vectorsKey, "FP32", blobs[i % nq]!, "WITHSCORES", "COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)]))),
+    script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion, servableVersionPrefix: expectedVersion })),
+    core: await timed(count, w, (i) => app.core.search.search(coreRequest(i))),
+    hnswScript: exactService
+      ? await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo: 0, expectedVersion, servableVersionPrefix: expectedVersion }))
+      : undefined,
+    stub: await timed(count, w, (i) => stubClient.searchProducts(request(i))),
+    router: await timed(count, w, (i) => routerClient.searchProducts(request(i), { headers: { [API_KEY_HEADER]: apiKey } })),
+    inject: await timed(count, w, async (i) => {
+      const res = await app.rest.inject({
+        method: "POST",
+        url: "/search",
+        headers: { "content-type": "application/json", [API_KEY_HEADER]: apiKey },
+        payload: JSON.stringify({ organizationId, catalogId, query: queries[i % nq]!, topK: TOP_K, visual_weight: VISUAL_WEIGHT, similarity_threshold: 0 }),
+      });
+      if (res.statusCode !== 200) throw new Error(`inject /search ${res.statusCode}: ${res.body.slice(0, 200)}`);
+    }),
+  };
+}
+
+type Cpu = { client: number; service: number; redis: number; mysql: number };
+type RunResult = { s: Stats; results: string[][]; cpu: Cpu };
+
+interface WireRunner {
+  task(mode: Mode, concurrency: number, taskEf?: number): Task;
+  /** Runs the task's warm-up, then the task, measuring its CPU per request on each side. */
+  run(t: Task, label: string): Promise<RunResult>;
+  cpuNote(r: { cpu: Cpu }): string;
+}
+
+function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Options, q: BenchQueries, ef: number): WireRunner {
+  const redisCpuMs = async () => {
+    const cpu = await redis.info("cpu");
+    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
+    return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+  };
+  return {
+    task: (mode, concurrency, taskEf = ef) => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries: q.queries, blobs: q.blobs }),
+    async run(t, label) {
+      if (t.warmup > 0) await load.run({ ...t, total: t.warmup, warmup: 0 });
+      const node0 = process.cpuUsage();
+      const redis0 = await redisCpuMs();
+      const mysql0 = mysqlServerCpuMs();
+      const r = await load.run({ ...t, warmup: 0 });
+      const node = process.cpuUsage(node0);
+      const redisMs = (await redisCpuMs()) - redis0;
+      const mysqlMs = mysqlServerCpuMs() - mysql0;
+      if (r.errors > 0) console.log(`  !! ${label}: ${r.errors} of ${t.total} requests failed, first: ${r.firstError}`);
+      const nodeMs = (node.user + node.system) / 1000;
+      const cpu = { client: r.clientCpuMs / t.total, service: (nodeMs - r.clientCpuMs) / t.total, redis: redisMs / t.total, mysql: mysqlMs / t.total };
+      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu };
+    },
+    cpuNote: (r) => `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}`,
+  };
+}
+
+/** Lexical queries: a brand (about N/200 holders), it misspelt, its first four letters, an exact title. */
+async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: WireRunner, options: Options) {
+  const { organizationId, catalogId, catalog } = loaded;
+  const n = catalog.n;
+  const sets: [string, string[]][] = [
+    ["brand", Array.from({ length: 50 }, (_, k) => brandName(k * 4))],
+    ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(brandName(k * 4)))],
+    ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => brandName(k * 4).slice(0, 4))],
+    ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptors[Math.floor((k * n) / 50)]!)],
+  ];
+  const queries = sets.flatMap(([, set]) => set);
+  const task = (concurrency: number): Task => ({ ...runner.task("rest", concurrency), queries, blobs: [] });
+  const rest1 = await runner.run(task(1), "REST lexical c=1");
+  const rest8 = await runner.run(task(options.concurrency), `REST lexical c=${options.concurrency}`);
+  const parts = [];
+  for (const [label, set] of sets) {
+    const s1 = await timed(Math.min(options.queries, 200), 10, (i) =>
+      bench.app.core.search.search({ organizationId, catalogId, query: set[i % set.length]!, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0, filters: [], analytics: undefined }),
+    );
+    parts.push({ label, s: s1 });
+  }
+  return { count: queries.length, labels: sets.map(([label]) => label), rest1, rest8, parts };
+}
+
+/**
+ * 5b: filtered queries, REST with the filters, raw VSIM with the FILTER expression the service
+ * pushes down, recall against the exact filtered answer (scores below 0 dropped, as the service's
+ * similarity_threshold 0 does).
+ */
+async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: WireRunner, ef: number, c: number): Promise<FilteredOutcome[]> {
+  const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
+  const { matchesFilters } = await import("../src/search/filters.js");
+  const { catalog } = loaded;
+  const { run, task, cpuNote } = runner;
+  type Eq = { field: string; operator: "eq"; value: string };
+  const eq = (field: string, value: string): Eq => ({ field, operator: "eq", value });
+  const cases: [string, Eq[]][] = [
+    ["10% (section)", [eq("section", "s3")]],
+    ["1% (shop)", [eq("shop", "h42")]],
+    ["0.1% (line)", [eq("line", "l777")]],
+    ["1% (section and finish)", [eq("section", "s3"), eq("finish", "f5")]],
+  ];
+  const filtered: FilteredOutcome[] = [];
+  for (const [label, filters] of cases) {
+    const keep = catalog.metadata.map((m, i) => matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }));
+    const truthF = q.vectors.map((v) => {
+      const e = bruteForceTopK(catalog, v, TOP_K, keep);
+      return e.ids.filter((_, k) => e.dots[k]! >= 0);
+    });
+    const filterExpr = redisFilterExpression(filters)!;
+    const r1 = await run({ ...task("raw", 1), filterExpr }, `raw VSIM FILTER ${label} c=1`);
+    const r8 = await run({ ...task("raw", c), filterExpr }, `raw VSIM FILTER ${label} c=${c}`);
+    const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
+    const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
+    const outcome = {
+      label,
+      matching: keep.filter(Boolean).length,
+      recallRaw: recallAt(r1.results, truthF),
+      recallRest: recallAt(s1.results, truthF),
+      raw1: r1.s,
+      raw8: r8.s,
+      rest1: s1.s,
+      rest8: s8.s,
+    };
+    filtered.push(outcome);
+    console.log(`  filtered ${label}: ${outcome.matching} matching products`);
+    console.log(statLine(`  raw VSIM FILTER EF ${ef}, 1 client`, r1.s, cpuNote(r1)));
+    console.log(statLine(`  raw VSIM FILTER EF ${ef}, ${c} clients`, r8.s, cpuNote(r8)));
+    console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
+    console.log(statLine(`  REST POST /search + filters, ${c} clients`, s8.s, cpuNote(s8)));
+    console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${outcome.recallRaw.toFixed(4)}, REST ${outcome.recallRest.toFixed(4)}` +
+      `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+  }
+  return filtered;
+}
 
 async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<IndexEntry[]> {
   for (let start = 0; start < catalog.n; start += size) {

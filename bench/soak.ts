@@ -28,6 +28,7 @@ import { ensurePhotos, photoPath, readSourceItems } from "./soak/photos.js";
 import { findProcess, ProcSampler } from "./soak/proc-sampler.js";
 import { ServiceLog } from "./soak/service-log.js";
 import { kb, latencySummary, mb, sleep } from "./soak/stats.js";
+import { API_KEY_HEADER } from "../src/rpc/headers.js";
 
 const repo = join(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -419,7 +420,7 @@ function client(base: string, key: string) {
   return async (method: string, path: string, body?: unknown): Promise<unknown> => {
     const response = await fetch(base + path, {
       method,
-      headers: { SERVICE_API_KEY: key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: { [API_KEY_HEADER]: key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
