@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 function cli(...args: string[]) {
-  return run("node_modules/.bin/tsx", ["src/cli/main.ts", ...args, "--url", server.restUrl], {
+  return run("node_modules/.bin/tsx", ["src/apps/cli/main.ts", ...args, "--url", server.restUrl], {
     env: { ...process.env, VITRINE_API_KEY: key, ADMIN_API_KEY: server.adminKey },
   });
 }

@@ -15,7 +15,7 @@ afterAll(() => server?.close());
 
 /** Runs the real CLI in a child process against the running server. */
 function cli(...args: string[]) {
-  return run("node_modules/.bin/tsx", ["src/cli/main.ts", ...args, "--url", server.restUrl], {
+  return run("node_modules/.bin/tsx", ["src/apps/cli/main.ts", ...args, "--url", server.restUrl], {
     env: { ...process.env, ADMIN_API_KEY: server.adminKey },
   });
 }

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 function cli(...args: string[]) {
-  return run("node_modules/.bin/tsx", ["src/cli/main.ts", ...args, "--url", server.restUrl], {
+  return run("node_modules/.bin/tsx", ["src/apps/cli/main.ts", ...args, "--url", server.restUrl], {
     env: { ...process.env, ADMIN_API_KEY: server.adminKey },
   });
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import mysql from "mysql2/promise";
 import { inject } from "vitest";
-import { loadConfig } from "../../src/config/index.js";
+import { adminKeyPath, loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
 import { createApiApp } from "../../src/apps/api/api-app.js";
 import type { ApiApp } from "../../src/apps/api/api-app.js";
@@ -64,7 +64,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const logs: Record<string, unknown>[] = [];
   const logDestination = options.captureLogs ? { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } : undefined;
   const app = await createApiApp(config, logDestination ? { logDestination } : {});
-  if (options.generatedAdminKey) adminKey = readFileSync(join(dataDir, "admin-api-key"), "utf8").trim();
+  if (options.generatedAdminKey) adminKey = readFileSync(adminKeyPath(dataDir), "utf8").trim();
   const { restUrl, grpcUrl } = await app.listen();
 
   return {
