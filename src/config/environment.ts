@@ -1,7 +1,7 @@
 // The one module that reads process.env. Entry points load their configuration through it;
 // everything below them receives the validated values. Child processes (forked workers, the
 // provisioned servers, apt-get) inherit the environment through childEnvironment.
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { loadCliSettings } from "./cli-settings.js";
 import type { CliSettings } from "./cli-settings.js";
 import { loadConfig } from "./config.js";
@@ -41,7 +41,7 @@ export function cacheDirFromEnvironment(): string {
 
 /** PATH's folders, in order. */
 export function executableSearchPath(): string[] {
-  return (process.env.PATH ?? "").split(":").filter(Boolean);
+  return (process.env.PATH ?? "").split(delimiter).filter(Boolean);
 }
 
 /**
