@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from "fastify";
-import { REQUEST_ID_HEADER } from "../rpc/index.js";
+import { REQUEST_ID_HEADER } from "../rpc/headers.js";
 
 
 // Up to 128 characters that need no quoting in a header, a log line or a URL.

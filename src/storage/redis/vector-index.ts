@@ -94,7 +94,7 @@ export class RedisVectorIndex implements VectorIndex {
     const queryLength = Math.hypot(...query.vector);
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       // Mode 2: the postings' candidates with their stored unit vectors, scored here.
-      const cosine = mode === 2 ? dot(bytesToVector(reply[i + 1] as Buffer), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
       hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
@@ -284,9 +284,17 @@ function attributesOf(json: string): JsonObject {
   return json === "" ? {} : (JSON.parse(json) as JsonObject);
 }
 
+let scratchVector = new Float32Array(0);
+
+/** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
+function elementOf(blob: Buffer): Float32Array {
+  if (scratchVector.length !== blob.length >>> 2) scratchVector = new Float32Array(blob.length >>> 2);
+  return bytesToVector(blob, scratchVector);
+}
+
 /** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
 function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
-  const element = bytesToVector(blob);
+  const element = elementOf(blob);
   return { visual: dot(element.subarray(0, visual.length), visual), text: dot(element.subarray(visual.length, visual.length + text.length), text) };
 }
 
