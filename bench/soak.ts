@@ -173,7 +173,7 @@ try {
     await sleep(2000);
     for (const pid of workerPids) {
       try {
-        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("worker")) continue;
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").match(/apps\/worker\/main|worker-main/)) continue;
         process.kill(pid, "SIGKILL");
         log(`killed worker process ${pid}, still running after its service exited`);
       } catch {
@@ -308,7 +308,11 @@ try {
   // quiet for two windows of 3 s.
   const serviceCpu = () =>
     [...sampler.cpuNow()].reduce((sum, [pid, cpu]) => sum + (/^(worker|MariaDB|Redis)/.test(sampler.stats.get(pid)!.label) ? cpu : 0), 0);
-  const rebuiltAfterLastFit = () => (serviceLog.fits.at(-1)?.at ?? -1) <= (serviceLog.rebuilds.at(-1)?.at ?? -1);
+  // By start: a rebuild for an earlier fit (another worker's) may end after the last fit did.
+  const rebuiltAfterLastFit = () => {
+    const lastFit = serviceLog.fits.at(-1)?.at;
+    return lastFit === undefined || serviceLog.rebuilds.some((r) => r.at - (r.ms ?? 0) / 1000 >= lastFit - 0.5);
+  };
   let settledAt = 0;
   for (let before = serviceCpu(), quiet = 0; searchableAt && performance.now() - settleStarted < 20 * 60_000; ) {
     await sleep(3000);

@@ -116,6 +116,20 @@ describe("field postings", () => {
     expect(answer.hits.length).toBeLessThanOrEqual(20);
   });
 
+  it("asks plain HNSW for about count / share elements when broad eq filters intersect past the candidate limit", async () => {
+    // 3,500 of 4,000 pass both: SINTERCARD stops at 3,001 ("at least"), which must not shrink the share.
+    const filters = [F("visible", "eq", true), F("rank", "eq", "NO_BOOST")];
+    expect(passing(filters).length).toBeGreaterThan(3000);
+    const answer = await ask(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBeFalsy();
+    // count / share = 20 * 4,000 / 3,500 = 23 asked; about 7 in 8 pass.
+    expect(answer.hits.length).toBeLessThanOrEqual(23);
+    expect(answer.hits.filter((h) => matchesFilters(filters, h.attributes)).length).toBeGreaterThanOrEqual(15);
+    const cosines = answer.hits.map((h) => h.cosine);
+    expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
+  });
+
   it("follows upserts and removals", async () => {
     const moved = ["p3", "p13", "p23"].map((id) => ({ ...byId.get(id)!, attributes: { ...byId.get(id)!.attributes, section: "s-moved", tags: ["fresh"] } }));
     await index.upsert(catalogId, moved);

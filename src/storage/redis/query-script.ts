@@ -68,8 +68,13 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     args[#args + 1] = 'LIMIT'
     args[#args + 1] = tonumber(ARGV[9]) + 1
     local n = redis.call(unpack(args))
-    if n <= tonumber(ARGV[9]) then passing = n end
-    estimate = math.min(estimate, n)
+    -- n is exact up to the limit; past it, n only says "at least", which may exceed the estimate.
+    if n <= tonumber(ARGV[9]) then
+      passing = n
+      estimate = n
+    else
+      estimate = math.max(estimate, n)
+    end
   end
   if size > 0 and count > 0 and passing <= tonumber(ARGV[9]) then
     -- Every element holding a posting of the smallest group and one of each other group's.

@@ -284,12 +284,12 @@ function attributesOf(json: string): JsonObject {
   return json === "" ? {} : (JSON.parse(json) as JsonObject);
 }
 
-let scratchVector = new Float32Array(0);
+let scratchVector: Float32Array = new Float32Array(0);
 
 /** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
 function elementOf(blob: Buffer): Float32Array {
-  if (scratchVector.length !== blob.length >>> 2) scratchVector = new Float32Array(blob.length >>> 2);
-  return bytesToVector(blob, scratchVector);
+  scratchVector = bytesToVector(blob, scratchVector);
+  return scratchVector;
 }
 
 /** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
