@@ -41,6 +41,12 @@ export interface KernelFit {
   meanKernel: Float64Array;
   /** What is left unexplained, as sums of squares and products (k x k). */
   residualProducts: Float64Array;
+  /**
+   * k(z, landmark c) - meanKernel[c] for every sample (m x n): computed for the fit anyway, and what
+   * the fit needs again to map its own samples (the word prototypes) without re-evaluating the
+   * kernel (about m d / 2 multiply-adds a sample).
+   */
+  centredRows: Float64Array;
 }
 
 /** Relative to the penalty, keeps the system factorable when two landmarks coincide. */
@@ -183,5 +189,5 @@ export function fitKernelRidge(
   const aka = rowDots(kAlpha, k, m, alphaT, k);
   const left = new Float64Array(k * k);
   for (let i = 0; i < k * k; i++) left[i] = residualProducts[i]! - ab[i]! - lambda * aka[i]!;
-  return { kernel, alphaT, meanKernel, residualProducts: left };
+  return { kernel, alphaT, meanKernel, residualProducts: left, centredRows: kt };
 }

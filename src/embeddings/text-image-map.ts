@@ -201,11 +201,39 @@ export function fitTextImageMap(samples: readonly TextImageSample[], options: Fi
     ...mapWeights(wt, { active, meanZ, di, d, k, colourWeight, kernel }),
   };
   // 5. The prototypes are means of the finished map's outputs, so they are placed with it.
-  const described = used.filter((s) => s.descriptor);
+  const described: { descriptor: string; mapped: Float32Array }[] = [];
+  used.forEach((s, r) => s.descriptor && described.push({ descriptor: s.descriptor, mapped: mappedSample(parts, s, kernel, r, n) }));
   if (described.length === 0) return makeMap(parts);
-  const withoutPrototypes = makeMap(parts);
-  const prototypes = wordPrototypes(described.map((s) => ({ descriptor: s.descriptor!, mapped: withoutPrototypes.apply(s.image, s.colour) })), k);
+  const prototypes = wordPrototypes(described, k);
   return makeMap({ ...parts, prototypeWords: prototypes.words, prototypes: prototypes.vectors });
+}
+
+/**
+ * What the finished map's apply gives for training sample r (of n), with its kernel values taken
+ * from the fit's own rows rather than evaluated again (most of apply's cost).
+ */
+function mappedSample(parts: MapParts, s: TextImageSample, kernel: KernelFit | undefined, r: number, n: number): Float32Array {
+  const { imageDimensions: di, outputDimensions: k, weights, bias } = parts;
+  const out = new Float64Array(bias);
+  addRows(out, s.image, weights, 0, k);
+  addRows(out, s.colour, weights, di, k);
+  if (kernel && parts.kernelParts) {
+    const m = kernel.kernel.count;
+    const values = new Float64Array(m);
+    for (let c = 0; c < m; c++) values[c] = kernel.centredRows[c * n + r]! + kernel.meanKernel[c]!;
+    addRows(out, values, parts.kernelParts.weights, 0, k);
+  }
+  return unitOutput(out);
+}
+
+/** The output normalised to unit length, as a Float32Array (all zero when it has no length). */
+function unitOutput(out: Float64Array): Float32Array {
+  let norm = 0;
+  for (let t = 0; t < out.length; t++) norm += out[t]! * out[t]!;
+  norm = Math.sqrt(norm);
+  const result = new Float32Array(out.length);
+  if (norm > 0 && Number.isFinite(norm)) for (let t = 0; t < out.length; t++) result[t] = out[t]! / norm;
+  return result;
 }
 
 interface FitSettings {
@@ -505,12 +533,7 @@ function makeMap(parts: MapParts): TextImageMap {
         kernel.landmarks.evaluate(kernel.input, kernel.values);
         addRows(out, kernel.values, kernel.weights, 0, k);
       }
-      let norm = 0;
-      for (let t = 0; t < k; t++) norm += out[t]! * out[t]!;
-      norm = Math.sqrt(norm);
-      const result = new Float32Array(k);
-      if (norm > 0 && Number.isFinite(norm)) for (let t = 0; t < k; t++) result[t] = out[t]! / norm;
-      return result;
+      return unitOutput(out);
     },
     queryVisual: (query, words) => (prototypes ? queryWithPrototypes(query, words, prototypes) : words),
     toBytes: () => serialise(parts),
