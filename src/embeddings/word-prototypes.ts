@@ -12,6 +12,7 @@
 // and the prototypes at equal weight (0.5 and 1 measured alike; the prototypes alone: F1 0.662,
 // colour 0.463). Words seen once are kept (words seen 3+ times only: F1 0.660).
 import { tokenize } from "./tokenize.js";
+import { dot } from "./vector-math.js";
 
 /** Bounds the map's size (100 floats a word: 2 MB) whatever the catalog's vocabulary. */
 export const MAX_PROTOTYPE_WORDS = 5000;
@@ -24,27 +25,33 @@ export interface WordPrototypes {
 
 /** The unit mean mapped photo per descriptor word, for the MAX_PROTOTYPE_WORDS most used words. */
 export function wordPrototypes(samples: readonly { descriptor: string; mapped: Float32Array }[], dimensions: number): WordPrototypes {
-  const sums = new Map<string, { sum: Float64Array; count: number }>();
-  for (const { descriptor, mapped } of samples) {
-    if (!mapped.some((v) => v !== 0)) continue;
-    for (const word of new Set(tokenize(descriptor))) {
-      let entry = sums.get(word);
-      if (!entry) sums.set(word, (entry = { sum: new Float64Array(dimensions), count: 0 }));
-      for (let i = 0; i < dimensions; i++) entry.sum[i] = entry.sum[i]! + mapped[i]!;
-      entry.count++;
+  // Counted first and summed for the chosen words only: a catalog's descriptors may hold far more
+  // distinct words (SKUs, numbers) than are kept, and a sum is `dimensions` floats a word.
+  const used = samples.filter(({ mapped }) => mapped.some((v) => v !== 0)).map(({ descriptor, mapped }) => ({ words: new Set(tokenize(descriptor)), mapped }));
+  const counts = new Map<string, number>();
+  for (const { words } of used) for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
+  // Most used first, then by spelling: the same samples give the same bytes.
+  const chosen = [...counts].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_PROTOTYPE_WORDS);
+  const row = new Map(chosen.map(([word], w) => [word, w]));
+  const sums = new Float64Array(chosen.length * dimensions);
+  for (const { words, mapped } of used) {
+    for (const word of words) {
+      const w = row.get(word);
+      if (w === undefined) continue;
+      const o = w * dimensions;
+      for (let i = 0; i < dimensions; i++) sums[o + i] = sums[o + i]! + mapped[i]!;
     }
   }
-  // Most used first, then by spelling: the same samples give the same bytes.
-  const chosen = [...sums].sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : a > b ? 1 : 0)).slice(0, MAX_PROTOTYPE_WORDS);
   const words: string[] = [];
   const vectors = new Float32Array(chosen.length * dimensions);
-  for (const [word, { sum }] of chosen) {
-    const norm = Math.hypot(...sum);
-    if (!(norm > 0) || !Number.isFinite(norm)) continue;
+  chosen.forEach(([word], w) => {
+    const sum = sums.subarray(w * dimensions, (w + 1) * dimensions);
+    const norm = Math.sqrt(dot(sum, sum));
+    if (!(norm > 0) || !Number.isFinite(norm)) return;
     const o = words.length * dimensions;
     for (let i = 0; i < dimensions; i++) vectors[o + i] = sum[i]! / norm;
     words.push(word);
-  }
+  });
   return { words, vectors: vectors.slice(0, words.length * dimensions) };
 }
 
