@@ -3,10 +3,9 @@ import type { Metadata, ServerInterceptor } from "@grpc/grpc-js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from "../../rpc/index.js";
 import { statusOf } from "./grpc-metadata.js";
+import { keyedMethods, REFUSED_BEFORE_MESSAGE } from "./rpc-key-first.js";
 import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 
-// Refused here: a bad key, or no store to check it against. Anything else is left to the call.
-const REFUSED = new Set([Code.Unauthenticated, Code.Unavailable]);
 
 export interface GrpcKeyFirstOptions extends Omit<RpcKeyFirstOptions, "onRefused"> {
   /** Told of each call refused here (metrics, the call's log line). */
@@ -23,10 +22,7 @@ export interface GrpcKeyFirstOptions extends Omit<RpcKeyFirstOptions, "onRefused
  * sendStatus before any metadata). Good keys go on to the interceptors unchanged.
  */
 export function grpcKeyFirst(options: GrpcKeyFirstOptions): ServerInterceptor {
-  const methods = new Map<string, { service: string; method: string }>();
-  for (const service of options.services) {
-    for (const method of service.methods) methods.set(`/${service.typeName}/${method.name}`, { service: service.typeName, method: method.name });
-  }
+  const methods = keyedMethods(options.services);
   return (descriptor, call) => {
     const target = methods.get(descriptor.path);
     // Services without a key (health, reflection) skip the interceptor's per-call wrapping.
@@ -41,7 +37,7 @@ export function grpcKeyFirst(options: GrpcKeyFirstOptions): ServerInterceptor {
               () => proceed(metadata),
               (error: unknown) => {
                 const refusal = ConnectError.from(error);
-                if (!REFUSED.has(refusal.code)) {
+                if (!REFUSED_BEFORE_MESSAGE.has(refusal.code)) {
                   proceed(metadata);
                   return;
                 }

@@ -1,8 +1,7 @@
-import type { ServerHttp2Stream } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { API_KEY_HEADER } from "../../rpc/index.js";
 
 export interface RpcKeyFirstOptions {
@@ -14,23 +13,27 @@ export interface RpcKeyFirstOptions {
   onRefused: (call: { contentType: string; service: string; method: string; code: Code; seconds: number }) => void;
 }
 
-// Refused here: a bad key, or no store to check it against. Anything else is left to the call.
-const REFUSED = new Set([Code.Unauthenticated, Code.Unavailable]);
+// Refused before the message: a bad key, or no store to check it against. Anything else is left to the call.
+export const REFUSED_BEFORE_MESSAGE: ReadonlySet<Code> = new Set([Code.Unauthenticated, Code.Unavailable]);
 
-/**
- * Connect, gRPC and gRPC-Web check the key before the message is read, as REST does: a missing or
- * invalid key is UNAUTHENTICATED whatever the message holds (Connect decodes the message before
- * any interceptor runs). The answer is the protocol's own error: a Connect JSON error with its
- * HTTP status, or a gRPC trailers-only response. Good keys go on to the interceptors unchanged.
- */
-export function refuseBadKeysFirst<S extends RawServerBase>(
-  server: FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>>,
-  options: RpcKeyFirstOptions,
-): void {
+/** The keyed methods by request path (`/package.Service/Method`), on either port. */
+export function keyedMethods(services: readonly DescService[]): Map<string, { service: string; method: string }> {
   const methods = new Map<string, { service: string; method: string }>();
-  for (const service of options.services) {
+  for (const service of services) {
     for (const method of service.methods) methods.set(`/${service.typeName}/${method.name}`, { service: service.typeName, method: method.name });
   }
+  return methods;
+}
+
+/**
+ * Connect and gRPC-Web check the key before the message is read, as REST does: a missing or
+ * invalid key is UNAUTHENTICATED whatever the message holds (Connect decodes the message before
+ * any interceptor runs). The answer is the protocol's own error: a Connect JSON error with its
+ * HTTP status, or gRPC-Web's status headers (this listener is HTTP/1.1; gRPC has its own port,
+ * grpc-key-first.ts). Good keys go on to the interceptors unchanged.
+ */
+export function refuseBadKeysFirst(server: FastifyInstance, options: RpcKeyFirstOptions): void {
+  const methods = keyedMethods(options.services);
   server.addHook("onRequest", async (request, reply) => {
     const query = request.url.indexOf("?");
     const target = methods.get(query === -1 ? request.url : request.url.slice(0, query));
@@ -42,28 +45,11 @@ export function refuseBadKeysFirst<S extends RawServerBase>(
       return;
     } catch (error) {
       const refusal = ConnectError.from(error);
-      if (!REFUSED.has(refusal.code)) return;
+      if (!REFUSED_BEFORE_MESSAGE.has(refusal.code)) return;
       const contentType = String(request.headers["content-type"] ?? "");
       const retryAfter = refusal.metadata.get("retry-after");
       options.onRefused({ contentType, ...target, code: refusal.code, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
       if (retryAfter !== null) reply.header("retry-after", retryAfter);
-      const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;
-      if (contentType.startsWith("application/grpc") && stream) {
-        // gRPC's trailers-only response: one HEADERS frame that ends the stream. grpc-js reads a
-        // status from headers only in that form (headers, then an empty DATA frame, is "no status").
-        reply.hijack();
-        stream.respond(
-          {
-            ":status": 200,
-            "content-type": contentType.split(";")[0]!,
-            "grpc-status": String(refusal.code),
-            "grpc-message": grpcMessage(refusal.rawMessage),
-            ...(retryAfter !== null ? { "retry-after": retryAfter } : {}),
-          },
-          { endStream: true },
-        );
-        return reply;
-      }
       if (contentType.startsWith("application/grpc")) {
         // gRPC-Web over HTTP/1.1: the status travels in the response headers, with no message.
         return reply
