@@ -2,8 +2,10 @@
 // products by the documented score:
 //
 //   score = visualWeight * cos(query visual, product visual)
-//         + (1 - visualWeight) * max(cos(query text, product text), lexical)
+//         + (1 - visualWeight) * max(S * cos(query text, product text), lexical)
 //         + boost(product rank)
+//
+// S is lexical.ts's INEXACT_SCALE: only an exact match of the typed words reaches text similarity 1.
 //
 // The vector holds everything but the lexical term (lexical.ts): for a product with no lexical match
 // (lexical = -1) the index's cosine gives the score; products with one are scored from their
@@ -14,11 +16,12 @@
 // v and t are the product's unit visual and text vectors (or zero when it has none), and pad takes
 // up whatever length is left so every element has length exactly 1.
 // Query vector, with the weights and boost amounts on the query side:
-//   [ w*qv | (1-w)*qt | L*boost | L*superBoost | 0 ]      L = A / K
+//   [ w*qv | (1-w)*S*qt | L*boost | L*superBoost | 0 ]    L = A / K
 // Their dot product is A * score; the index returns cos = dot / |query|, so score = cos * |query| / A.
 // Nothing product-specific depends on the weights or the boost amounts: changing either needs no
 // reindex, and the exact score can be recovered from the index's similarity alone.
 import type { Rank } from "../catalogs/index.js";
+import { INEXACT_SCALE } from "./lexical.js";
 
 /** Weight of the visual and text parts inside each element; the rest of the length is for boosts. */
 const ALPHA = 0.9;
@@ -108,7 +111,7 @@ export function queryVector(parts: QueryParts): QueryVector | undefined {
     lengthSquared += out[i]! * out[i]!;
   }
   for (let i = 0; i < text.length; i++) {
-    const x = (1 - w) * text[i]!;
+    const x = (1 - w) * INEXACT_SCALE * text[i]!;
     out[visual.length + i] = x;
     lengthSquared += x * x;
   }
@@ -133,7 +136,7 @@ export function scoreFromDots(
   lexical: number,
 ): number {
   const w = query.visualWeight;
-  return w * (dots.visual / A) + (1 - w) * Math.max(dots.text / A, lexical) + boostOf(rank, query.boosts);
+  return w * (dots.visual / A) + (1 - w) * Math.max((INEXACT_SCALE * dots.text) / A, lexical) + boostOf(rank, query.boosts);
 }
 
 function boostOf(rank: Rank, boosts: Boosts): number {

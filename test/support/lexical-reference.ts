@@ -53,8 +53,12 @@ export function lexicalReference(query: string, descriptors: ReadonlyMap<string,
       out.set(id, NO_MATCH);
       continue;
     }
+    if (words.length === queryWords.length && words.every((d, i) => d === queryWords[i])) {
+      out.set(id, 1);
+      continue;
+    }
     const best = perWord.map((m) => Math.max(0, ...words.map((d) => m.get(d) ?? 0)));
-    out.set(id, (0.9 * best.reduce((a, b) => a + b, 0)) / queryWords.length + (0.1 * matched.length) / words.length);
+    out.set(id, 0.8 * ((0.9 * best.reduce((a, b) => a + b, 0)) / queryWords.length + (0.1 * matched.length) / words.length));
   }
   return out;
 }

@@ -187,7 +187,7 @@ export function mapped(map: TextImageMap, e: SyntheticEmbeddings): Float32Array 
 
 /**
  * Every indexed product with its documented score, best first (equal scores by id):
- * w * cos(query visual, mapped photo) + (1 - w) * max(cos(query text, descriptor), lexical) + boost.
+ * w * cos(query visual, mapped photo) + (1 - w) * max(0.8 * cos(query text, descriptor), lexical) + boost.
  * A query of unknown words (zero vector) ranks only the products it matches lexically, by letters.
  * The metadata is what results show and filters test: the product's metadata with `rank` set.
  */
@@ -203,7 +203,7 @@ export function ranking(map: TextImageMap, indexed: Iterable<Indexed>, query: Qu
     .map((p) => {
       const visual = mapped(map, p.embeddings);
       const boost = p.rank === "BOOST" ? BOOST : p.rank === "SUPER_BOOST" ? SUPER_BOOST : 0;
-      const textSimilarity = Math.max(similar(query.text, p.embeddings.text), lexical.get(p.id) ?? -1);
+      const textSimilarity = Math.max(0.8 * similar(query.text, p.embeddings.text), lexical.get(p.id) ?? -1);
       const score = w * similar(queryVisual, visual) + (1 - w) * textSimilarity + boost;
       return { productId: p.id, score, metadata: { ...p.metadata, rank: p.rank } };
     })

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { INEXACT_SCALE, LexicalVocabulary, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
+
+const titles = ["Nike Men Red Polo T-shirt", "Nike Men Red Polo Tshirts", "Nike Men Striped Red Polo T-shirt", "Nike Men Blue Polo T-shirt", "Puma Men Red Polo T-shirt"];
+
+function similarity(query: string, title: string, common: ReadonlySet<string> = new Set()): number {
+  const vocabulary = new LexicalVocabulary("b1");
+  for (const t of titles) vocabulary.add(lexicalWords(t));
+  return lexicalSimilarity(vocabulary.expand(lexicalWords(query, 16)), lexicalWords(title), common);
+}
+
+describe("lexicalSimilarity", () => {
+  it("is 1 only for the title typed whole, whatever its case, accents and hyphens", () => {
+    expect(similarity("nike men red polo tshirt", "Nike Men Red Polo T-shirt")).toBe(1);
+    expect(similarity("NIKÉ men red polo t-shirt", "Nike Men Red Polo T-shirt")).toBe(1);
+  });
+
+  it("keeps every near-duplicate at most INEXACT_SCALE below it: a plural, a word more, a word less, another order", () => {
+    for (const title of ["Nike Men Red Polo Tshirts", "Nike Men Striped Red Polo T-shirt", "Nike Men Red Polo"]) {
+      const value = similarity("nike men red polo t-shirt", title);
+      expect(value, title).toBeLessThanOrEqual(INEXACT_SCALE);
+      expect(value, title).toBeGreaterThan(0.6);
+    }
+    expect(similarity("nike men polo red t-shirt", "Nike Men Red Polo T-shirt")).toBeCloseTo(INEXACT_SCALE, 10);
+  });
+
+  it("scales the documented formula: query coverage 0.9, product coverage 0.1", () => {
+    // "tshirts" is one edit from "tshirt" (0.8); the product's five words all match.
+    expect(similarity("nike men red polo tshirts", "Nike Men Red Polo T-shirt")).toBeCloseTo(INEXACT_SCALE * (0.9 * (4 + 0.8) / 5 + 0.1), 10);
+    // One of the product's six words unmatched.
+    expect(similarity("nike men red polo t-shirt", "Nike Men Striped Red Polo T-shirt")).toBeCloseTo(INEXACT_SCALE * (0.9 + 0.1 * (5 / 6)), 10);
+  });
+
+  it("does not match a product on common words alone, even typed whole", () => {
+    const common = new Set(lexicalWords("Nike Men Red Polo T-shirt"));
+    expect(similarity("nike men red polo t-shirt", "Nike Men Red Polo T-shirt", common)).toBe(NO_LEXICAL_MATCH);
+  });
+});
