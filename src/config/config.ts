@@ -65,6 +65,8 @@ export interface SearchConfig {
   lexical: boolean;
   /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
   filterPostings: boolean;
+  /** Lexical holders' elements kept in each API process (0: none; README "How lexical matching runs"). */
+  holderCacheEntries: number;
   /** How often the service applies index changes another process could not apply at once. */
   indexSweepMs: number;
 }
@@ -133,6 +135,7 @@ const schema = z.object({
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
+  SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
@@ -196,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ef: e.SEARCH_EF,
       lexical: e.SEARCH_LEXICAL === "on",
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
+      holderCacheEntries: e.SEARCH_HOLDER_CACHE,
       indexSweepMs: e.INDEX_SWEEP_MS,
     },
     adminApiKey: e.ADMIN_API_KEY,

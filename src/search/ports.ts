@@ -72,7 +72,7 @@ export interface LexicalHit {
   productId: string;
   dots: { visual: number; text: number };
   attributes: JsonObject;
-  words: string[];
+  words: readonly string[];
 }
 
 export type IndexAnswer =

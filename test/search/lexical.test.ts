@@ -208,4 +208,24 @@ describe("visibility of lexical matches", () => {
     expect(hit.score).toBeCloseTo(score + BOOST, 5);
     expect(hit.metadata.rank).toBe("BOOST");
   });
+
+  it("a rank change made through another process shows in this one's next query, though it has read the holders before", async () => {
+    const other = await createApiApp(s.server.config);
+    try {
+      const api2 = restClient((await other.listen()).restUrl, await s.server.createKey(s.org));
+      // Both processes have read (and keep) every skechers holder; the change goes through the other.
+      await expectExact("skechers");
+      const before = await expectExact("skechers", {}, api2);
+      const lifted = before[4]!.productId;
+      expect((await api2.put(`${productsPath(s, catalogId)}/${lifted}/rank`, { rank: "SUPER_BOOST" })).status).toBe(200);
+      indexed.set(lifted, { ...indexed.get(lifted)!, rank: "SUPER_BOOST" });
+      for (const api of [s.api, api2]) {
+        const after = await expectExact("skechers", {}, api);
+        expect(after[0]!.productId).toBe(lifted);
+        expect(after[0]!.metadata.rank).toBe("SUPER_BOOST");
+      }
+    } finally {
+      await other.close();
+    }
+  });
 });

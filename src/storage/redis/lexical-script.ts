@@ -1,7 +1,9 @@
 // A catalog's lexical index lives beside its vector set, under the same hash tag, in keys named by
 // a build id (meta hash field `lex`), so a rebuild writes a new build aside and switches to it at
 // once, like the vector set's rename:
-//   <base>docs      hash   product id -> its words, space-separated
+//   <base>docs      hash   product id -> "#<stamp> " then its words, space-separated; the stamp is new
+//                          at every write of the product (holder-cache.ts); builds written before
+//                          stamps hold the words alone
 //   <base>w:<word>  set    the products holding the word (a posting list)
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
@@ -14,10 +16,10 @@
 
 // Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
-// ARGV: build ("" = the meta hash's current one), product id, words separated by spaces, and with
-//       field postings only (SEARCH_FILTER_POSTINGS; without them the call stops at the words):
-//       the element as FP32 ("" to remove), its attribute JSON, then the product's posting tokens
-//       (facets.ts), one per argument
+// ARGV: build ("" = the meta hash's current one), product id, the write's stamp, words separated by
+//       spaces, and with field postings only (SEARCH_FILTER_POSTINGS; without them the call stops
+//       at the words): the element as FP32 ("" to remove), its attribute JSON, then the product's
+//       posting tokens (facets.ts), one per argument
 export const LEXICAL_PUT_SCRIPT = `
 local build = ARGV[1]
 if build == '' then build = redis.call('HGET', KEYS[1], 'lex') end
@@ -27,8 +29,9 @@ local base = KEYS[2] .. build .. ':'
 local id = ARGV[2]
 local old = redis.call('HGET', base .. 'docs', id)
 local had, now = {}, {}
-if old then for w in string.gmatch(old, '%S+') do had[w] = true end end
-for w in string.gmatch(ARGV[3], '%S+') do now[w] = true end
+-- Words never start with '#': a leading token that does is the stamp.
+if old then for w in string.gmatch((string.gsub(old, '^#%S*', '')), '%S+') do had[w] = true end end
+for w in string.gmatch(ARGV[4], '%S+') do now[w] = true end
 for w in pairs(had) do
   if not now[w] then redis.call('SREM', base .. 'w:' .. w, id) end
 end
@@ -39,25 +42,25 @@ for w in pairs(now) do
     if redis.call('SCARD', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
   end
 end
-if ARGV[3] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, ARGV[3]) end
-if #ARGV < 4 then return 1 end
+if ARGV[4] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, '#' .. ARGV[3] .. ' ' .. ARGV[4]) end
+if #ARGV < 5 then return 1 end
 local oldTokens = redis.call('HGET', base .. 'fdocs', id)
 local hadT, nowT = {}, {}
 if oldTokens then for t in string.gmatch(oldTokens, '[^\\n]+') do hadT[t] = true end end
-for i = 6, #ARGV do nowT[ARGV[i]] = true end
+for i = 7, #ARGV do nowT[ARGV[i]] = true end
 for t in pairs(hadT) do
   if not nowT[t] then redis.call('SREM', base .. 'f:' .. t, id) end
 end
 for t in pairs(nowT) do
   if not hadT[t] then redis.call('SADD', base .. 'f:' .. t, id) end
 end
-if #ARGV < 6 then redis.call('HDEL', base .. 'fdocs', id) else redis.call('HSET', base .. 'fdocs', id, table.concat(ARGV, '\\n', 6)) end
-if ARGV[4] == '' then
+if #ARGV < 7 then redis.call('HDEL', base .. 'fdocs', id) else redis.call('HSET', base .. 'fdocs', id, table.concat(ARGV, '\\n', 7)) end
+if ARGV[5] == '' then
   redis.call('HDEL', base .. 'vec', id)
   redis.call('HDEL', base .. 'attr', id)
 else
-  redis.call('HSET', base .. 'vec', id, ARGV[4])
-  redis.call('HSET', base .. 'attr', id, ARGV[5])
+  redis.call('HSET', base .. 'vec', id, ARGV[5])
+  redis.call('HSET', base .. 'attr', id, ARGV[6])
 end
 return 1
 `;
@@ -73,5 +76,32 @@ if build == ARGV[1] then from = tonumber(ARGV[2]) end
 local reply = {build, from == 0 and 1 or 0}
 local words = redis.call('LRANGE', KEYS[2] .. build .. ':vocab', from, -1)
 for i = 1, #words do reply[#reply + 1] = words[i] end
+return reply
+`;
+
+// The holders a query found but this process has not read under their current stamps
+// (holder-cache.ts), read whole: stamp, element, attributes and words.
+// KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix; ARGV: the build the query
+// used, then product ids
+// Reply: {"vocabulary"} when the catalog's build has changed since (the caller asks again), else
+//        {"ok", (id, stamp or "", FP32 element blob, attrs, words) per product still holding words}
+export const HOLDERS_SCRIPT = `
+if redis.call('HGET', KEYS[2], 'lex') ~= ARGV[1] then return {'vocabulary'} end
+local base = KEYS[3] .. ARGV[1] .. ':'
+local reply = {'ok'}
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local doc = redis.call('HGET', base .. 'docs', id)
+  local e = doc and redis.call('VEMB', KEYS[1], id, 'RAW')
+  if e then
+    local stamp, words = string.match(doc, '^#(%S+) (.*)$')
+    if not stamp then stamp, words = '', doc end
+    reply[#reply + 1] = id
+    reply[#reply + 1] = stamp
+    reply[#reply + 1] = e[2]
+    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
+    reply[#reply + 1] = words
+  end
+end
 return reply
 `;

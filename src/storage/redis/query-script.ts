@@ -21,7 +21,7 @@
 // Reply: {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
 //         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
-//         common word count, common words..., (id, FP32 element blob, attrs, words) per holder}
+//         common word count, common words..., holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets')
 local version = meta[1]
@@ -187,16 +187,16 @@ for i = at + 3, #ARGV do
 end
 reply[#reply + 1] = #common
 for i = 1, #common do reply[#reply + 1] = common[i] end
+-- Each holder as "<id> <stamp>" (ids hold no spaces; the stamp is "" in builds written before
+-- stamps), one line each: the caller has most holders already (holder-cache.ts) and reads the rest
+-- with HOLDERS_SCRIPT.
+-- A holder whose element is gone (lost behind the service's back: the service's own removals take
+-- the words out first) is not searchable.
+local lines = {}
 for _, id in ipairs(holders) do
-  -- RAW: the stored float32 blob (elements are unit length), dotted by the caller; a holder without
-  -- an element is between a removal's two writes and is not searchable.
-  local e = redis.call('VEMB', KEYS[1], id, 'RAW')
-  if e then
-    reply[#reply + 1] = id
-    reply[#reply + 1] = e[2]
-    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
-    reply[#reply + 1] = redis.call('HGET', base .. 'docs', id) or ''
-  end
+  local doc = redis.call('HGET', base .. 'docs', id)
+  if doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '') end
 end
+reply[#reply + 1] = table.concat(lines, '\\n')
 return reply
 `;

@@ -9,7 +9,9 @@ import type { JsonObject } from "../../catalogs/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VectorIndex, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
-import { LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { HolderCache } from "./holder-cache.js";
+import type { CachedHolder } from "./holder-cache.js";
+import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
 import { dot } from "../../embeddings/index.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
@@ -25,6 +27,8 @@ export interface RedisVectorIndexOptions {
    * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
    */
   filterPostings?: boolean;
+  /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
+  holderCacheEntries?: number;
 }
 
 const PIPELINE = 500;
@@ -43,11 +47,18 @@ const MAX_POSTFILTER_COUNT = 1000;
 const FILTER_EF_PER_HIT = 100;
 
 export class RedisVectorIndex implements VectorIndex {
+  private readonly holders: HolderCache;
+  /** Stamps of this process's index writes: unique per process, then counted. */
+  private readonly stampPrefix = randomBytes(6).toString("base64url");
+  private stamps = 0;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly options: RedisVectorIndexOptions,
   ) {
+    this.holders = new HolderCache(options.holderCacheEntries ?? 0);
     redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
+    redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
     redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
     redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
   }
@@ -99,16 +110,49 @@ export class RedisVectorIndex implements VectorIndex {
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
     const common = reply.slice(i + 1, i + 1 + Number(reply[i])).map(String);
-    const holders: LexicalHit[] = [];
-    for (i += 1 + common.length; lexical && i < reply.length; i += 4) {
-      holders.push({
-        productId: String(reply[i]),
-        dots: partDots(reply[i + 1] as Buffer, lexical.visual, lexical.text),
-        attributes: attributesOf(String(reply[i + 2])),
-        words: String(reply[i + 3]).split(" ").filter((w) => w !== ""),
-      });
-    }
+    i += 1 + common.length;
+    const holders = lexical && i < reply.length ? await this.scoredHolders(catalogId, lexical, String(reply[i])) : [];
+    if (holders === "vocabulary") return { kind: "vocabulary" };
     return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, common };
+  }
+
+  /**
+   * The holders of the query's words ("<id> <stamp>" lines) with their dot products: from this
+   * process's cache where the stamp matches, the rest read in one more call.
+   */
+  private async scoredHolders(catalogId: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string): Promise<LexicalHit[] | "vocabulary"> {
+    const scored: LexicalHit[] = [];
+    const missing: string[] = [];
+    const score = (productId: string, holder: CachedHolder) =>
+      scored.push({ productId, dots: partDots(holder.element, lexical.visual, lexical.text), attributes: holder.attributes, words: holder.words });
+    for (const line of lines === "" ? [] : lines.split("\n")) {
+      const space = line.indexOf(" ");
+      const productId = line.slice(0, space);
+      const holder = this.holders.get(catalogId, productId, line.slice(space + 1));
+      if (holder) score(productId, holder);
+      else missing.push(productId);
+    }
+    if (missing.length === 0) return scored;
+    const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(
+      this.vectorsKey(catalogId),
+      this.metaKey(catalogId),
+      this.lexicalPrefix(catalogId),
+      lexical.vocabulary.build,
+      ...missing,
+    )) as Buffer[];
+    if (String(reply[0]) === "vocabulary") return "vocabulary";
+    for (let i = 1; i < reply.length; i += 5) {
+      const productId = String(reply[i]);
+      const holder: CachedHolder = {
+        stamp: String(reply[i + 1]),
+        element: bytesToVector(reply[i + 2]!),
+        attributes: attributesOf(String(reply[i + 3])),
+        words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
+      };
+      this.holders.set(catalogId, productId, holder);
+      score(productId, holder);
+    }
+    return scored;
   }
 
   async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
@@ -131,9 +175,11 @@ export class RedisVectorIndex implements VectorIndex {
       const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
       this.stopUsingPostingsIfOff(pipeline, catalogId);
       for (const id of productIds.slice(start, start + PIPELINE)) {
+        // Words first: a product with words always has its element, so a holder's stamp never
+        // stands for a removed element (holder-cache.ts). With postings: "" for the element takes
+        // the product out of them too.
+        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "", "", ...(this.options.filterPostings ? ["", ""] : []));
         pipeline.call("VREM", key, id);
-        // With postings: "" for the element takes the product out of them too.
-        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "", ...(this.options.filterPostings ? ["", ""] : []));
       }
       check(await pipeline.exec());
     }
@@ -215,14 +261,16 @@ export class RedisVectorIndex implements VectorIndex {
         const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
         pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
         const words = e.words.join(" ");
+        // After the VADD: a query that reads the new stamp finds the new element.
+        const stamp = this.nextStamp();
         if (this.options.filterPostings) {
           // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
           const unit = fp32(unitLength(e.vector));
-          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, words, unit, attributes, ...attributeFacets(e.attributes));
+          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
         } else {
           // Words only: the script leaves postings alone (a build written with them stops being
           // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
-          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, words);
+          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, stamp, words);
         }
       }
       check(await pipeline.exec());
@@ -252,6 +300,10 @@ export class RedisVectorIndex implements VectorIndex {
     });
   }
 
+  private nextStamp(): string {
+    return this.stampPrefix + (this.stamps++).toString(36);
+  }
+
   private lexicalPrefix(catalogId: string): string {
     return `${this.options.keyPrefix}{${catalogId}}:lex:`;
   }
@@ -271,6 +323,7 @@ export class RedisVectorIndex implements VectorIndex {
 
 interface Scripts {
   vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
+  vitrineHoldersBuffer(...args: string[]): Promise<unknown>;
   vitrineVocabulary(...args: string[]): Promise<unknown>;
 }
 
@@ -292,10 +345,13 @@ function elementOf(blob: Buffer): Float32Array {
   return scratchVector;
 }
 
-/** An element blob's dot products with the query's visual part (its first dims) and text part (the next). */
-function partDots(blob: Buffer, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
-  const element = elementOf(blob);
-  return { visual: dot(element.subarray(0, visual.length), visual), text: dot(element.subarray(visual.length, visual.length + text.length), text) };
+/** An element's dot products with the query's visual part (its first dims) and text part (the next). */
+function partDots(element: Float32Array, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
+  let v = 0;
+  let t = 0;
+  for (let i = 0; i < visual.length; i++) v += element[i]! * visual[i]!;
+  for (let i = 0, at = visual.length; i < text.length; i++, at++) t += element[at]! * text[i]!;
+  return { visual: v, text: t };
 }
 
 function unitLength(vector: Float32Array): Float32Array {

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { HolderCache } from "./holder-cache.js";
+import type { CachedHolder } from "./holder-cache.js";
+
+const holder = (stamp: string): CachedHolder => ({ stamp, element: new Float32Array([1, 0]), attributes: { rank: "NO_BOOST" }, words: ["reebok"] });
+
+describe("HolderCache", () => {
+  it("answers only under the stamp it was read with", () => {
+    const cache = new HolderCache(10);
+    cache.set("c1", "sku-1", holder("a1"));
+    expect(cache.get("c1", "sku-1", "a1")?.words).toEqual(["reebok"]);
+    expect(cache.get("c1", "sku-1", "a2")).toBeUndefined();
+    expect(cache.get("c2", "sku-1", "a1")).toBeUndefined();
+    cache.set("c1", "sku-1", holder("a2"));
+    expect(cache.get("c1", "sku-1", "a1")).toBeUndefined();
+    expect(cache.get("c1", "sku-1", "a2")).toBeDefined();
+    expect(cache.size).toBe(1);
+  });
+
+  it("keeps at most its capacity, dropping the entry read longest ago", () => {
+    const cache = new HolderCache(3);
+    for (let i = 0; i < 5; i++) cache.set("c", `sku-${i}`, holder(`s${i}`));
+    expect(cache.size).toBe(3);
+    expect(cache.get("c", "sku-1", "s1")).toBeUndefined();
+    expect(cache.get("c", "sku-2", "s2")).toBeDefined();
+    // Read again: now the newest, so sku-3 goes first.
+    cache.set("c", "sku-2", holder("s2b"));
+    cache.set("c", "sku-5", holder("s5"));
+    expect(cache.get("c", "sku-3", "s3")).toBeUndefined();
+    expect(cache.get("c", "sku-2", "s2b")).toBeDefined();
+  });
+
+  it("keeps nothing with capacity 0 or without a stamp (builds written before stamps)", () => {
+    const none = new HolderCache(0);
+    none.set("c", "sku-1", holder("a1"));
+    expect(none.size).toBe(0);
+    const cache = new HolderCache(10);
+    cache.set("c", "sku-1", holder(""));
+    expect(cache.get("c", "sku-1", "")).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+});
