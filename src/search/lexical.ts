@@ -105,7 +105,7 @@ export class LexicalVocabulary {
     });
     const words = new Set<string>();
     for (const matches of perWord) for (const word of matches.keys()) words.add(word);
-    return { typed: queryWords, perWord, words: [...words] };
+    return { typed: queryWords, perWord, words: [...words], matched: words };
   }
 }
 
@@ -116,6 +116,8 @@ export interface ExpandedQuery {
   perWord: readonly ReadonlyMap<string, number>[];
   /** Every catalog word some query word matches. */
   words: readonly string[];
+  /** The same words, to look up. */
+  matched: ReadonlySet<string>;
 }
 
 /**
@@ -127,7 +129,7 @@ export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly s
   let matched = 0;
   let distinctive = false;
   for (const word of productWords) {
-    if (query.perWord.some((m) => m.has(word))) {
+    if (query.matched.has(word)) {
       matched++;
       if (!common.has(word)) distinctive = true;
     }

@@ -229,3 +229,28 @@ describe("visibility of lexical matches", () => {
     }
   });
 });
+
+describe("a catalog whose words were indexed before stamps", () => {
+  it("is searched exactly as before, and takes writes in its own format, until its next rebuild", async () => {
+    const redis = s.server.app.redis;
+    const tag = `${s.server.config.redis.keyPrefix}{${catalogId}}`;
+    const current = (await redis.hget(`${tag}:meta`, "lex"))!;
+    expect(current.startsWith("h")).toBe(true);
+    // The same words written the old way: a set of holders per word, words alone in docs.
+    const [from, to] = [`${tag}:lex:${current}:`, `${tag}:lex:0a1b2c3d4e5f:`];
+    for (const [id, doc] of Object.entries(await redis.hgetall(`${from}docs`))) {
+      const words = doc.replace(/^#\S* /, "");
+      await redis.hset(`${to}docs`, id, words);
+      for (const word of words.split(" ")) await redis.sadd(`${to}w:${word}`, id);
+    }
+    await redis.rpush(`${to}vocab`, ...(await redis.lrange(`${from}vocab`, 0, -1)));
+    await redis.hset(`${tag}:meta`, "lex", "0a1b2c3d4e5f");
+
+    for (const query of ["reebok", "skezhers", "conv", "myntra"]) await expectExact(query);
+    const lifted = (await expectExact("converse"))[2]!.productId;
+    expect((await s.api.put(`${productsPath(s, catalogId)}/${lifted}/rank`, { rank: "BOOST" })).status).toBe(200);
+    indexed.set(lifted, { ...indexed.get(lifted)!, rank: "BOOST" });
+    expect((await expectExact("converse"))[0]!.productId).toBe(lifted);
+    expect(await redis.type(`${to}w:converse`)).toBe("set");
+  });
+});

@@ -19,32 +19,48 @@ export interface CachedHolder {
 
 /** Holders by catalog and product, the oldest entry dropped first once `capacity` are kept. */
 export class HolderCache {
-  private readonly entries = new Map<string, CachedHolder>();
+  // One map per catalog: a query looks up hundreds of holders of one catalog.
+  private readonly catalogs = new Map<string, Map<string, CachedHolder>>();
+  /** Every entry's catalog, oldest first (a catalog once per entry it holds). */
+  private readonly order: string[] = [];
+  private oldest = 0;
+  private count = 0;
 
   constructor(private readonly capacity: number) {}
 
   get size(): number {
-    return this.entries.size;
+    return this.count;
   }
 
   /** The holder as last read, if it was read under this stamp. */
   get(catalogId: string, productId: string, stamp: string): CachedHolder | undefined {
     if (stamp === "") return undefined;
-    const entry = this.entries.get(key(catalogId, productId));
+    const entry = this.catalogs.get(catalogId)?.get(productId);
     return entry?.stamp === stamp ? entry : undefined;
   }
 
   set(catalogId: string, productId: string, holder: CachedHolder): void {
     // Unstamped holders (an older build) cannot be told apart from their next version.
     if (this.capacity === 0 || holder.stamp === "") return;
-    const k = key(catalogId, productId);
-    this.entries.delete(k);
-    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(k, holder);
+    let products = this.catalogs.get(catalogId);
+    if (!products) this.catalogs.set(catalogId, (products = new Map()));
+    if (products.delete(productId)) this.count--;
+    else this.order.push(catalogId);
+    while (this.count >= this.capacity) this.dropOldest();
+    products.set(productId, holder);
+    this.count++;
   }
-}
 
-function key(catalogId: string, productId: string): string {
-  // Product ids hold no spaces (letters, digits, . _ ~ -).
-  return `${catalogId} ${productId}`;
+  private dropOldest(): void {
+    // A catalog's map keeps insertion order, so its first entry is its oldest.
+    const catalogId = this.order[this.oldest++]!;
+    const products = this.catalogs.get(catalogId)!;
+    products.delete(products.keys().next().value!);
+    this.count--;
+    if (products.size === 0) this.catalogs.delete(catalogId);
+    if (this.oldest > 4096 && this.oldest * 2 > this.order.length) {
+      this.order.splice(0, this.oldest);
+      this.oldest = 0;
+    }
+  }
 }

@@ -4,7 +4,8 @@
 //   <base>docs      hash   product id -> "#<stamp> " then its words, space-separated; the stamp is new
 //                          at every write of the product (holder-cache.ts); builds written before
 //                          stamps hold the words alone
-//   <base>w:<word>  set    the products holding the word (a posting list)
+//   <base>w:<word>  hash   the products holding the word (a posting list) -> their stamps; a set of
+//                          the products in builds written before stamps (ids not starting 'h')
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
 //   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
@@ -32,12 +33,19 @@ local had, now = {}, {}
 -- Words never start with '#': a leading token that does is the stamp.
 if old then for w in string.gmatch((string.gsub(old, '^#%S*', '')), '%S+') do had[w] = true end end
 for w in string.gmatch(ARGV[4], '%S+') do now[w] = true end
+-- Builds named 'h...' keep each word's holders in a hash of their stamps, so a query reads holders
+-- and stamps in one HGETALL a word; older builds keep a set, and the stamps in docs alone.
+local hashed = string.sub(build, 1, 1) == 'h'
 for w in pairs(had) do
-  if not now[w] then redis.call('SREM', base .. 'w:' .. w, id) end
+  if not now[w] then
+    if hashed then redis.call('HDEL', base .. 'w:' .. w, id) else redis.call('SREM', base .. 'w:' .. w, id) end
+  end
 end
 for w in pairs(now) do
-  if not had[w] then
-    local key = base .. 'w:' .. w
+  local key = base .. 'w:' .. w
+  if hashed then
+    if redis.call('HSET', key, id, ARGV[3]) == 1 and redis.call('HLEN', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
+  elseif not had[w] then
     redis.call('SADD', key, id)
     if redis.call('SCARD', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
   end

@@ -36,9 +36,11 @@ for g = 1, tonumber(ARGV[10]) do
   groups[g] = group
   at = at + n + 1
 end
-local base
+local base, hashed
 if ARGV[at] ~= '' then
   local build = meta[2]
+  -- lexical-script.ts: builds named 'h...' keep each word's holders with their stamps.
+  hashed = string.sub(build or '', 1, 1) == 'h'
   if build ~= ARGV[at] then return {'vocabulary'} end
   base = KEYS[3] .. build .. ':'
   if redis.call('LLEN', base .. 'vocab') ~= tonumber(ARGV[at + 1]) then return {'vocabulary'} end
@@ -171,11 +173,21 @@ if not base then
   return reply
 end
 local most = tonumber(ARGV[at + 2])
-local holders, seen, common = {}, {}, {}
+local holders, stamps, seen, common = {}, {}, {}, {}
 for i = at + 3, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
-  if redis.call('SCARD', key) > most then
+  if (hashed and redis.call('HLEN', key) or redis.call('SCARD', key)) > most then
     common[#common + 1] = ARGV[i]
+  elseif hashed then
+    local entries = redis.call('HGETALL', key)
+    for j = 1, #entries, 2 do
+      local id = entries[j]
+      if not seen[id] then
+        seen[id] = true
+        holders[#holders + 1] = id
+        stamps[#holders] = entries[j + 1]
+      end
+    end
   else
     for _, id in ipairs(redis.call('SMEMBERS', key)) do
       if not seen[id] then
@@ -193,9 +205,18 @@ for i = 1, #common do reply[#reply + 1] = common[i] end
 -- A holder whose element is gone (lost behind the service's back: the service's own removals take
 -- the words out first) is not searchable.
 local lines = {}
-for _, id in ipairs(holders) do
-  local doc = redis.call('HGET', base .. 'docs', id)
-  if doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '') end
+if hashed then
+  for k, id in ipairs(holders) do
+    if redis.call('VISMEMBER', KEYS[1], id) == 1 then lines[#lines + 1] = id .. ' ' .. stamps[k] end
+  end
+end
+for from = 1, hashed and 0 or #holders, 500 do
+  local chunk = {unpack(holders, from, math.min(#holders, from + 499))}
+  local docs = redis.call('HMGET', base .. 'docs', unpack(chunk))
+  for k, id in ipairs(chunk) do
+    local doc = docs[k]
+    if doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '') end
+  end
 end
 reply[#reply + 1] = table.concat(lines, '\\n')
 return reply

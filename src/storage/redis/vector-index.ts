@@ -189,7 +189,8 @@ export class RedisVectorIndex implements VectorIndex {
     // Built aside and switched to at once: readers see the old set and words until the new ones are
     // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
     const building = this.buildingKey(catalogId);
-    const build = randomBytes(6).toString("hex");
+    // 'h': its words' holders are kept with their stamps (lexical-script.ts).
+    const build = `h${randomBytes(6).toString("hex")}`;
     await this.redis.del(building);
     let count = 0;
     for await (const page of pages) {
