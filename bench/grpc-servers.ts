@@ -113,7 +113,7 @@ async function servePlain(kind: ServerKind): Promise<number> {
       const listener = createGrpcListener({
         routes,
         interceptors: [],
-        keyFirst: { services: [SearchService], checkKey: async () => undefined },
+        keyFirst: { services: [SearchService], checkKey: async (key) => ({ key: key ?? "", principal: { kind: "admin" } }) },
         onRefused: () => undefined,
         logger: silent,
         maxRequestBytes: 8 * 1_048_576,

@@ -24,8 +24,8 @@ const CANCELLED = new ConnectError("the caller cancelled the call", Code.Cancele
 export interface GrpcCallHooks {
   /** The call's request id, from its metadata (the caller's x-request-id when acceptable). */
   requestId(metadata: Metadata): string;
-  /** Context values of a call (door `grpc`, the client's address). */
-  contextValues(peer: string): ContextValues;
+  /** Context values of a call (door `grpc`, the client's address, the key checked first). */
+  contextValues(peer: string, metadata: Metadata): ContextValues;
   /** Told when a call ends, with its gRPC status code. */
   ended(call: { path: string; requestId: string; code: number; started: bigint }): void;
 }
@@ -54,7 +54,7 @@ export function grpcHandler(spec: MethodImplSpec, interceptors: Interceptor[], h
       requestMethod: "POST",
       url: path,
       requestHeader: header,
-      contextValues: hooks.contextValues(call.getPeer()),
+      contextValues: hooks.contextValues(call.getPeer(), call.metadata),
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     });
     (call as NodeJS.EventEmitter).once("cancelled", () => context.abort(CANCELLED));

@@ -5,9 +5,9 @@ import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
 import type { Metadata, ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { Code } from "@connectrpc/connect";
 import type { Logger } from "../../logging/index.js";
-import { methodImplementations } from "../../rpc/index.js";
+import { methodImplementations, withCheckedKey } from "../../rpc/index.js";
 import { grpcHandler } from "./grpc-calls.js";
-import { grpcKeyFirst } from "./grpc-key-first.js";
+import { checkedKeyOf, grpcKeyFirst } from "./grpc-key-first.js";
 import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 
 export interface GrpcListenerOptions {
@@ -48,7 +48,7 @@ export function createGrpcListener(options: GrpcListenerOptions): GrpcListener {
   const interceptors = [...options.interceptors];
   const hooks = {
     requestId: options.requestId,
-    contextValues: (peer: string) => options.contextValues(addressOf(peer)),
+    contextValues: (peer: string, metadata: Metadata) => withCheckedKey(options.contextValues(addressOf(peer)), checkedKeyOf(metadata)),
     ended(call: { path: string; requestId: string; code: number; started: bigint }) {
       logCall(logger, call.path, call.requestId, call.code, call.started);
     },

@@ -1,3 +1,4 @@
+import { createContextValues } from "@connectrpc/connect";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import type { Config } from "../../config/index.js";
 import {
@@ -10,6 +11,7 @@ import {
   ServerReflection,
   ServerReflectionV1Alpha,
   SERVICES,
+  withCheckedKey,
 } from "../../rpc/index.js";
 import type { ErrorPolicy, RpcCore } from "../../rpc/index.js";
 import {
@@ -28,7 +30,7 @@ import { unavailableStore } from "../../storage/index.js";
 import { RedisRateLimitBuckets } from "../../storage/redis/index.js";
 import type { RedisClient } from "../../storage/redis/index.js";
 import { createHttpServers } from "./http-servers.js";
-import { refuseBadKeysFirst } from "./rpc-key-first.js";
+import { checkedKeyOf, refuseBadKeysFirst } from "./rpc-key-first.js";
 import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 import type { GrpcListener } from "./grpc-listener.js";
 
@@ -71,13 +73,13 @@ export async function openListeners(
       afterAuth: [rateLimit],
       errors,
     }),
-    restBeforeBody: (headers) => checkKey(headers.get(API_KEY_HEADER)),
+    restBeforeBody: async (headers) => withCheckedKey(createContextValues(), await checkKey(headers.get(API_KEY_HEADER))),
     services: SERVICES,
     logger,
     maxRequestBytes: config.limits.maxRequestBytes,
     shutdownGraceMs: config.shutdownGraceMs,
     genReqId: requestIdOf,
-    contextValues: listenerContextValues,
+    contextValues: (request) => withCheckedKey(listenerContextValues(request), checkedKeyOf(request)),
     setupRest(server) {
       installRequestIdHeader(server);
       refuseBadKeysFirst(server, keyFirst);
