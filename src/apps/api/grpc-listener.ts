@@ -1,4 +1,3 @@
-import { toBinary } from "@bufbuild/protobuf";
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ContextValues, Interceptor, MethodImplSpec } from "@connectrpc/connect";
 import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
@@ -7,6 +6,7 @@ import type { Code } from "@connectrpc/connect";
 import type { Logger } from "../../logging/index.js";
 import { methodImplementations, withCheckedKey } from "../../rpc/index.js";
 import { grpcHandler } from "./grpc-calls.js";
+import { answerEncoder } from "./grpc-encoding.js";
 import { checkedKeyOf, grpcKeyFirst } from "./grpc-key-first.js";
 import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 
@@ -111,7 +111,7 @@ export function createGrpcListener(options: GrpcListenerOptions): GrpcListener {
 
 /**
  * A method as grpc-js sees it: bytes in (decoded by the handler, so a message that does not parse
- * gets INVALID_ARGUMENT like any other bad input), protobuf-es encoding out.
+ * gets INVALID_ARGUMENT like any other bad input), protobuf encoding out (grpc-encoding.ts).
  */
 function methodDefinition(method: DescMethod): ServiceDefinition[string] {
   return {
@@ -120,11 +120,7 @@ function methodDefinition(method: DescMethod): ServiceDefinition[string] {
     responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
     requestSerialize: (bytes: Buffer) => bytes,
     requestDeserialize: (bytes: Buffer) => bytes,
-    // A view on protobuf-es's bytes, not a copy: grpc-js copies it into the frame itself.
-    responseSerialize: (message: Parameters<typeof toBinary>[1]) => {
-      const bytes = toBinary(method.output, message);
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    },
+    responseSerialize: answerEncoder(method.output),
     responseDeserialize: (bytes: Buffer) => bytes,
   };
 }
