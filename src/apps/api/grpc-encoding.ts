@@ -254,6 +254,7 @@ function viewOf(bytes: Uint8Array): Buffer {
 // One scratch buffer for every answer (encoding is synchronous); each answer leaves as a copy.
 let scratch = Buffer.allocUnsafe(64 * 1024);
 const SCRATCH_KEPT = 1024 * 1024;
+const SHORT_STRING = 64;
 
 /**
  * Writes into the scratch buffer. A nested message's length is not known before its content, so
@@ -303,9 +304,21 @@ class Writer {
     // At most three bytes per UTF-16 unit; the length goes in front like a nested message's.
     this.ensure(value.length * 3 + 1);
     const at = this.fork();
-    this.pos += this.buf.write(value, this.pos, "utf8");
+    this.pos = value.length <= SHORT_STRING ? this.shortString(value) : this.pos + this.buf.write(value, this.pos, "utf8");
     this.join(at);
     return this;
+  }
+
+  /** Where a short string ends once written: its ASCII characters copied here, the rest by Buffer's UTF-8 writer (whose call costs more than such a string's copy). */
+  private shortString(value: string): number {
+    const { buf } = this;
+    let pos = this.pos;
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) return pos + buf.write(value.slice(i), pos, "utf8");
+      buf[pos++] = code;
+    }
+    return pos;
   }
 
   raw(bytes: Uint8Array): this {
