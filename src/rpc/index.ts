@@ -8,3 +8,5 @@ export { httpSuccessStatusOf, requiredScopeOf } from "./method-options.js";
 export { reflectionServices, ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";
 export { withCheckedKey } from "./principal-context.js";
 export type { CheckedKey } from "./principal-context.js";
+export { createCallContext } from "./call-context.js";
+export type { CallContext } from "./call-context.js";
