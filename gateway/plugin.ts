@@ -1,5 +1,5 @@
 import type { DescService, JsonValue } from "@bufbuild/protobuf";
-import type { Transport } from "@connectrpc/connect";
+import type { ContextValues, Transport } from "@connectrpc/connect";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { installBodyParsers, UnsupportedBody } from "./body-parsers.js";
 import { errorObject, GatewayError, toErrorResponse } from "./error-object.js";
@@ -22,10 +22,11 @@ export interface RestGatewayOptions {
   forwardHeaders: readonly string[];
   /**
    * Runs on every gateway route before the body is read, with the headers the RPC would get;
-   * what it throws is answered like an RPC error. The server checks the API key here, so a bad
-   * key is refused whatever the body holds.
+   * what it throws is answered like an RPC error, and the context values it returns go to the RPC.
+   * The server checks the API key here, so a bad key is refused whatever the body holds, and hands
+   * the principal on so the RPC's own check need not repeat it.
    */
-  beforeBody?: (headers: Headers) => Promise<void>;
+  beforeBody?: (headers: Headers) => Promise<ContextValues | void>;
   /** Body size limit of the gateway routes in bytes; default: the server's bodyLimit. */
   bodyLimit?: number;
   /**
@@ -36,6 +37,9 @@ export interface RestGatewayOptions {
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
+
+// What beforeBody returned for a request, for its RPC.
+const contextValuesOf = new WeakMap<FastifyRequest, ContextValues>();
 
 /**
  * REST/JSON routes transcoded from the google.api.http annotations of `services`.
@@ -59,7 +63,12 @@ export const restGateway: FastifyPluginAsync<RestGatewayOptions> = async (fastif
 
     const forward = options.forwardHeaders.map((h) => h.toLowerCase());
     const { beforeBody } = options;
-    const onRequest = beforeBody && (async (request: FastifyRequest) => beforeBody(forwardedHeaders(request, forward)));
+    const onRequest =
+      beforeBody &&
+      (async (request: FastifyRequest) => {
+        const values = await beforeBody(forwardedHeaders(request, forward));
+        if (values) contextValuesOf.set(request, values);
+      });
     for (const binding of bindings) {
       scope.route({
         ...(onRequest ? { onRequest } : {}),
@@ -126,6 +135,7 @@ function createHandler(binding: HttpBinding, options: RestGatewayOptions, forwar
         undefined,
         forwardedHeaders(request, forward),
         input,
+        contextValuesOf.get(request),
       );
     } finally {
       reply.raw.off("close", onClose);

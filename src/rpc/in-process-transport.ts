@@ -1,4 +1,4 @@
-import { Code, ConnectError, createHandlerContext, createMethodImplSpec, createServiceImplSpec } from "@connectrpc/connect";
+import { Code, ConnectError, createMethodImplSpec, createServiceImplSpec } from "@connectrpc/connect";
 import type {
   ConnectRouter,
   ContextValues,
@@ -8,6 +8,7 @@ import type {
   UnaryResponse,
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { createCallContext } from "./call-context.js";
 import { create, isMessage } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethod, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 
@@ -50,16 +51,14 @@ export function createInProcessTransport(
       if (spec?.kind !== "unary") {
         throw new ConnectError(`${method.parent.typeName}.${method.name} is not served in process`, Code.Unimplemented);
       }
-      const context = createHandlerContext({
-        service: method.parent,
+      const context = createCallContext({
         method,
         protocolName: IN_PROCESS_PROTOCOL,
-        requestMethod: "POST",
-        url: `/${method.parent.typeName}/${method.name}`,
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        ...(signal === undefined ? {} : { requestSignal: signal }),
-        ...(header === undefined ? {} : { requestHeader: header }),
-        ...(contextValues === undefined ? {} : { contextValues }),
+        // A copy, as Connect's own handlers make: the caller may reuse its headers.
+        requestHeader: new Headers(header),
+        contextValues,
+        timeoutMs,
+        requestSignal: signal,
       });
       // The gateway passes whole messages; an init object (a plain client's) becomes one.
       const request: MessageShape<I> = isMessage(input, method.input) ? input : create(method.input, input);

@@ -6,3 +6,7 @@ export type { ErrorPolicy } from "./interceptors.js";
 export { createInProcessTransport, IN_PROCESS_PROTOCOL, methodImplementations } from "./in-process-transport.js";
 export { httpSuccessStatusOf, requiredScopeOf } from "./method-options.js";
 export { reflectionServices, ServerReflection, ServerReflectionV1Alpha } from "./reflection.js";
+export { withCheckedKey } from "./principal-context.js";
+export type { CheckedKey } from "./principal-context.js";
+export { createCallContext } from "./call-context.js";
+export type { CallContext } from "./call-context.js";

@@ -8,7 +8,8 @@ import { AppError } from "../errors/index.js";
 import type { ErrorKind } from "../errors/index.js";
 import type { Logger } from "../logging/index.js";
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from "./headers.js";
-import { principalKey } from "./principal-context.js";
+import { checkedKeyKey, principalKey } from "./principal-context.js";
+import type { CheckedKey } from "./principal-context.js";
 
 
 const codeOf: Record<ErrorKind, Code> = {
@@ -73,12 +74,15 @@ export function toConnectError(error: unknown, log: Logger, policy: ErrorPolicy,
 
 /**
  * The key check alone, for doors that must refuse a bad key before reading the request (the REST
- * gateway checks it before parsing the body). Throws the ConnectError a caller should see.
+ * gateway checks it before parsing the body). Throws the ConnectError a caller should see; a good
+ * key comes back with its principal, for the door to hand to the auth interceptor (withCheckedKey).
  */
-export function keyCheck(keys: ApiKeys, log: Logger, policy: ErrorPolicy): (key: string | null) => Promise<void> {
+export function keyCheck(keys: ApiKeys, log: Logger, policy: ErrorPolicy): (key: string | null) => Promise<CheckedKey> {
   return async (key) => {
     try {
-      await keys.authenticate(key);
+      const principal = await keys.authenticate(key);
+      // authenticate refuses a missing key, so a principal always comes with one.
+      return { key: key!, principal };
     } catch (error) {
       throw toConnectError(error, log, policy, { rpc: "authenticate" });
     }
@@ -88,7 +92,9 @@ export function keyCheck(keys: ApiKeys, log: Logger, policy: ErrorPolicy): (key:
 /**
  * Authenticates the key and authorizes the call against the method's declared requirement and
  * the request's organizationId, before any handler runs. Services in `publicServices` (the
- * standard gRPC health service, which carries no access rules) need no key.
+ * standard gRPC health service, which carries no access rules) need no key. A key its door already
+ * authenticated (checkedKeyKey) is not authenticated again, but only when it is the very header
+ * this call carries; calls from doors without that step (in process) are authenticated here.
  */
 export function authInterceptor(
   keys: ApiKeys,
@@ -100,7 +106,9 @@ export function authInterceptor(
     if (open.has(req.service.typeName)) return next(req);
     const requirement = requirements.get(req.method);
     if (!requirement) throw new ConnectError("method has no access rule", Code.Internal);
-    const principal = await keys.authenticate(req.header.get(API_KEY_HEADER));
+    const presented = req.header.get(API_KEY_HEADER);
+    const checked = req.contextValues.get(checkedKeyKey);
+    const principal = checked !== undefined && checked.key === presented ? checked.principal : await keys.authenticate(presented);
     const organizationId = req.stream ? "" : String((req.message as { organizationId?: unknown }).organizationId ?? "");
     authorize(principal, parseUuid(organizationId, "organizationId"), requirement);
     req.contextValues.set(principalKey, principal);

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, createClient } from "@connectrpc/connect";
 import type { Client, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ApiKeyService } from "../../src/gen/vitrine/v1/api_key_service_pb.js";
 import { Catalog_Status, CatalogService } from "../../src/gen/vitrine/v1/catalog_service_pb.js";
 import { Rank } from "../../src/gen/vitrine/v1/common_pb.js";
@@ -190,5 +190,42 @@ describe("over gRPC-Web (HTTP/1.1) on the REST port", () => {
     const { catalog } = await client.createCatalog({ organizationId: org, name: "grpc-web" }, auth());
     expect((await client.listCatalogs({ organizationId: org }, auth())).catalogs.some((c) => c.id === catalog!.id)).toBe(true);
     expect(await codeOf(client.createCatalog({ organizationId: org, name: "grpc-web" }, auth()))).toBe(Code.AlreadyExists);
+  });
+});
+
+describe("the key, checked first on every door", () => {
+  it("is authenticated once per call, and the checked key still decides who may do what", async () => {
+    const readOnly = await server.createKey(org, ["read"]);
+    const other = randomUUID();
+    const authenticate = vi.spyOn(server.app.core.apiKeys, "authenticate");
+    try {
+      const doors = {
+        grpc,
+        connect: createConnectTransport({ baseUrl: server.restUrl, httpVersion: "1.1" }),
+        "grpc-web": createGrpcWebTransport({ baseUrl: server.restUrl, httpVersion: "1.1" }),
+      };
+      for (const [door, transport] of Object.entries(doors)) {
+        const client = createClient(CatalogService, transport);
+        authenticate.mockClear();
+        expect((await client.listCatalogs({ organizationId: org }, { headers: { service_api_key: readOnly } })).catalogs, door).toBeDefined();
+        expect(authenticate, door).toHaveBeenCalledTimes(1);
+        // Scopes and organizations are still checked against the message, after the key.
+        const write = client.createCatalog({ organizationId: org, name: `k-${door}` }, { headers: { service_api_key: readOnly } });
+        expect(await codeOf(write), door).toBe(Code.PermissionDenied);
+        expect(await codeOf(client.listCatalogs({ organizationId: other }, { headers: { service_api_key: readOnly } })), door).toBe(Code.PermissionDenied);
+      }
+      authenticate.mockClear();
+      const rest = await fetch(`${server.restUrl}/organizations/${org}/catalogs`, { headers: { service_api_key: readOnly } });
+      expect(rest.status).toBe(200);
+      expect(authenticate).toHaveBeenCalledTimes(1);
+      const restWrite = await fetch(`${server.restUrl}/organizations/${org}/catalogs`, {
+        method: "POST",
+        headers: { service_api_key: readOnly, "content-type": "application/json" },
+        body: JSON.stringify({ name: "k-rest" }),
+      });
+      expect(restWrite.status).toBe(403);
+    } finally {
+      authenticate.mockRestore();
+    }
   });
 });

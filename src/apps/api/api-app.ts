@@ -1,38 +1,15 @@
 import { join } from "node:path";
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
 import { createLogger } from "../../logging/index.js";
 import type { Logger } from "../../logging/index.js";
 import { ApiKeys } from "../../auth/index.js";
 import { Catalogs, Products } from "../../catalogs/index.js";
 import type { Config } from "../../config/index.js";
-import {
-  API_KEY_HEADER,
-  keyCheck,
-  reflectionServices,
-  REQUEST_ID_HEADER,
-  rpcRouterOptions,
-  rpcRoutes,
-  ServerReflection,
-  ServerReflectionV1Alpha,
-  SERVICES,
-} from "../../rpc/index.js";
-import type { ErrorPolicy } from "../../rpc/index.js";
-import {
-  doorOf,
-  grpcContextValues,
-  Health,
-  healthService,
-  installRequestIdHeader,
-  listenerContextValues,
-  rateLimitInterceptor,
-  Readiness,
-  registerOperationsRoutes,
-  requestIdOf,
-  ServiceMetrics,
-} from "../../operations/index.js";
+import { API_KEY_HEADER } from "../../rpc/index.js";
+import { Readiness, ServiceMetrics } from "../../operations/index.js";
 import type { RpcCore } from "../../rpc/index.js";
-import { storeOf, unavailableStore } from "../../storage/index.js";
+import { storeOf } from "../../storage/index.js";
 import {
   countProductsByStatus,
   MysqlApiKeyRepository,
@@ -45,7 +22,6 @@ import { openSentenceEncoder } from "../../embeddings/index.js";
 import type { SentenceEncoder } from "../../embeddings/index.js";
 import { Searcher, startIndexSweeper } from "../../search/index.js";
 import type { CatalogEvents } from "../../catalogs/index.js";
-import { RedisRateLimitBuckets } from "../../storage/redis/index.js";
 import type { RedisClient } from "../../storage/redis/index.js";
 import { openMysqlAtStart, openRedisAtStart } from "../shared/stores.js";
 import { createSearchIndex } from "../shared/search-index.js";
@@ -54,14 +30,12 @@ import type { MysqlConnection } from "../../storage/mysql/index.js";
 import { LocalObjectStore } from "../../storage/objects/index.js";
 import { resolveAdminKey } from "./admin-key.js";
 import { resolveObjectUrlSecret } from "../shared/object-url-secret.js";
-import { createHttpServers } from "./http-servers.js";
 import { registerObjectsRoute } from "./objects-route.js";
-import { refuseBadKeysFirst } from "./rpc-key-first.js";
-import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 import { registerUiRoute } from "./ui-route.js";
 import { startWorkerProcesses } from "./worker-supervisor.js";
 import type { WorkerSupervisor } from "./worker-supervisor.js";
 import type { GrpcListener } from "./grpc-listener.js";
+import { openListeners } from "./listeners.js";
 
 export interface ApiApp {
   core: RpcCore;
@@ -163,70 +137,6 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   };
 }
 
-/**
- * The REST port (REST gateway, Connect, gRPC-Web, operations routes) and the gRPC port, with the
- * RPCs behind the same interceptors on both: metrics outermost, then errors and auth, then the
- * rate limit. A bad key is refused before the message is read, on every door.
- */
-async function openListeners(
-  config: Config,
-  parts: { core: RpcCore; metrics: ServiceMetrics; readiness: Readiness; redis: RedisClient },
-  logger: FastifyBaseLogger,
-): Promise<{ rest: FastifyInstance; grpc: GrpcListener }> {
-  const { core, metrics, readiness } = parts;
-  const rateLimit = rateLimitInterceptor(
-    config.rateLimit,
-    (door) => metrics.rateLimitedCall(door),
-    config.rateLimit.store === "redis" ? new RedisRateLimitBuckets(parts.redis, config.redis.keyPrefix) : undefined,
-    () => metrics.storeErrorOf("redis", "rpc"),
-  );
-  const health = healthService(readiness, SERVICES.map((service) => service.typeName));
-  const routes = rpcRoutes(core);
-  const reflection = reflectionServices([...SERVICES, Health]);
-  const errors = rpcErrorPolicy(metrics);
-  const checkKey = keyCheck(core.apiKeys, logger, errors);
-  const keyFirst: RpcKeyFirstOptions = {
-    services: SERVICES,
-    checkKey,
-    onRefused: (call) => metrics.rpcRefused(doorOf(call.contentType), call.service, call.method, call.code, call.seconds),
-  };
-  return createHttpServers({
-    routes: (router) => {
-      routes(router);
-      router.service(Health, health);
-      router.service(ServerReflection, reflection.v1);
-      router.service(ServerReflectionV1Alpha, reflection.v1alpha);
-    },
-    routerOptions: rpcRouterOptions(core, logger, config.limits.maxRequestBytes, {
-      outer: [metrics.rpcInterceptor()],
-      afterAuth: [rateLimit],
-      errors,
-    }),
-    restBeforeBody: (headers) => checkKey(headers.get(API_KEY_HEADER)),
-    services: SERVICES,
-    logger,
-    maxRequestBytes: config.limits.maxRequestBytes,
-    shutdownGraceMs: config.shutdownGraceMs,
-    genReqId: requestIdOf,
-    contextValues: listenerContextValues,
-    setupRest(server) {
-      installRequestIdHeader(server);
-      refuseBadKeysFirst(server, keyFirst);
-      metrics.instrumentHttp(server);
-      registerOperationsRoutes(server, readiness, metrics);
-    },
-    grpc: {
-      keyFirst,
-      onRefused: (call) => metrics.rpcRefused("grpc", call.service, call.method, call.code, call.seconds),
-      requestId: (metadata) => {
-        const incoming = metadata.get(REQUEST_ID_HEADER)[0];
-        return requestIdOf({ headers: typeof incoming === "string" ? { [REQUEST_ID_HEADER]: incoming } : {} });
-      },
-      contextValues: grpcContextValues,
-    },
-  });
-}
-
 /** The core services over MySQL and the vector index: what the RPC adapters call. */
 function createCore(
   config: Config,
@@ -262,21 +172,4 @@ function createCore(
   const products = new Products(catalogs, productRepository, config.limits, events);
   const apiKeys = new ApiKeys(new MysqlApiKeyRepository(mysql.db), parts.adminKey, config.apiKeyCacheMs);
   return { catalogs, products, apiKeys, objects: parts.objects, search };
-}
-
-const STORE_NAMES = { mysql: "MySQL", redis: "Redis" } as const;
-
-/** Store outages become UNAVAILABLE naming the store, and every store error is counted. */
-function rpcErrorPolicy(metrics: ServiceMetrics): ErrorPolicy {
-  return {
-    onInternal: (error) => metrics.storeError(error, "rpc"),
-    unavailableStore: (error) => {
-      const store = unavailableStore(error);
-      return store && STORE_NAMES[store];
-    },
-    onUnavailable: (_name, error) => {
-      const store = unavailableStore(error);
-      if (store) metrics.storeErrorOf(store, "rpc");
-    },
-  };
 }

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethod, MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createHandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { ContextValues, HandlerContext, Interceptor, MethodImplSpec } from "@connectrpc/connect";
 import { invokeUnaryImplementation, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import type {
@@ -12,7 +12,7 @@ import type {
   sendUnaryData,
   UntypedHandleCall,
 } from "@grpc/grpc-js";
-import { REQUEST_ID_HEADER } from "../../rpc/index.js";
+import { createCallContext, REQUEST_ID_HEADER } from "../../rpc/index.js";
 import { headersOf, metadataOf, parseError, statusOf } from "./grpc-metadata.js";
 
 export const GRPC_PROTOCOL = "grpc";
@@ -24,8 +24,8 @@ const CANCELLED = new ConnectError("the caller cancelled the call", Code.Cancele
 export interface GrpcCallHooks {
   /** The call's request id, from its metadata (the caller's x-request-id when acceptable). */
   requestId(metadata: Metadata): string;
-  /** Context values of a call (door `grpc`, the client's address). */
-  contextValues(peer: string): ContextValues;
+  /** Context values of a call (door `grpc`, the client's address, the key checked first). */
+  contextValues(peer: string, metadata: Metadata): ContextValues;
   /** Told when a call ends, with its gRPC status code. */
   ended(call: { path: string; requestId: string; code: number; started: bigint }): void;
 }
@@ -47,32 +47,31 @@ export function grpcHandler(spec: MethodImplSpec, interceptors: Interceptor[], h
     header.set(REQUEST_ID_HEADER, requestId);
     const deadline = call.getDeadline();
     const timeoutMs = deadline === Infinity ? undefined : Number(deadline) - Date.now();
-    const context = createHandlerContext({
-      service: spec.method.parent,
+    const context = createCallContext({
       method: spec.method,
       protocolName: GRPC_PROTOCOL,
-      requestMethod: "POST",
-      url: path,
       requestHeader: header,
-      contextValues: hooks.contextValues(call.getPeer()),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      contextValues: hooks.contextValues(call.getPeer(), call.metadata),
+      timeoutMs,
     });
+    // Every answer's initial metadata is the response header, so the request id goes there once.
+    context.responseHeader.set(REQUEST_ID_HEADER, requestId);
     (call as NodeJS.EventEmitter).once("cancelled", () => context.abort(CANCELLED));
     const ended = (code: number) => {
       // Ending the context clears its deadline timer and tells anything still listening.
       context.abort(CALL_ENDED);
       hooks.ended({ path, requestId, code, started });
     };
-    return { context, requestId, ended };
+    return { context, ended };
   };
 
   switch (spec.kind) {
     case "unary":
       return (call: ServerUnaryCall<Buffer, unknown>, callback: sendUnaryData<unknown>) => {
-        const { context, requestId, ended } = start(call);
+        const { context, ended } = start(call);
         const fail = (error: unknown) => {
           const status = statusOf(error, context.responseTrailer);
-          call.sendMetadata(withRequestId(metadataOf(context.responseHeader), requestId));
+          call.sendMetadata(metadataOf(context.responseHeader));
           ended(status.code);
           callback(status);
         };
@@ -85,7 +84,7 @@ export function grpcHandler(spec: MethodImplSpec, interceptors: Interceptor[], h
         }
         invokeUnaryImplementation(spec, context, request, interceptors).then(
           (message) => {
-            call.sendMetadata(withRequestId(metadataOf(context.responseHeader), requestId));
+            call.sendMetadata(metadataOf(context.responseHeader));
             ended(0);
             callback(null, message, metadataOf(context.responseTrailer));
           },
@@ -94,38 +93,35 @@ export function grpcHandler(spec: MethodImplSpec, interceptors: Interceptor[], h
       };
     case "server_streaming":
       return (call: ServerWritableStream<Buffer, unknown>) => {
-        const { context, requestId, ended } = start(call);
+        const { context, ended } = start(call);
+        const header = { sent: false };
         let request: MessageShape<DescMessage>;
         try {
           request = decode(spec.method, call.request);
         } catch (error) {
-          finishStream(call, context, requestId, ended, error);
+          finishStream(call, context, header, ended, error);
           return;
         }
         const output = transformInvokeImplementation(spec, context, interceptors)(single(request));
-        void sendAll(call, context, requestId, output).then(
-          () => finishStream(call, context, requestId, ended),
-          (error: unknown) => finishStream(call, context, requestId, ended, error),
+        void sendAll(call, context, header, output).then(
+          () => finishStream(call, context, header, ended),
+          (error: unknown) => finishStream(call, context, header, ended, error),
         );
       };
     case "bidi_streaming":
       return (call: ServerDuplexStream<Buffer, unknown>) => {
-        const { context, requestId, ended } = start(call);
+        const { context, ended } = start(call);
+        const header = { sent: false };
         const output = transformInvokeImplementation(spec, context, interceptors)(decodeAll(spec.method, call));
-        void sendAll(call, context, requestId, output).then(
-          () => finishStream(call, context, requestId, ended),
-          (error: unknown) => finishStream(call, context, requestId, ended, error),
+        void sendAll(call, context, header, output).then(
+          () => finishStream(call, context, header, ended),
+          (error: unknown) => finishStream(call, context, header, ended, error),
         );
       };
     case "client_streaming":
       // No service of this repository has one; a new one fails at start, not at its first call.
       throw new Error(`${path}: client-streaming methods are not served on the gRPC listener`);
   }
-}
-
-function withRequestId(metadata: Metadata, requestId: string): Metadata {
-  metadata.set(REQUEST_ID_HEADER, requestId);
-  return metadata;
 }
 
 function decode(method: DescMethod, bytes: Buffer): MessageShape<DescMessage> {
@@ -150,16 +146,12 @@ async function* decodeAll(method: DescMethod, call: ServerDuplexStream<Buffer, u
 async function sendAll(
   call: ServerWritableStream<Buffer, unknown> | ServerDuplexStream<Buffer, unknown>,
   context: HandlerContext,
-  requestId: string,
+  header: { sent: boolean },
   output: AsyncIterable<unknown>,
 ): Promise<void> {
-  let headerSent = false;
   for await (const message of output) {
     if (call.cancelled) break;
-    if (!headerSent) {
-      call.sendMetadata(withRequestId(metadataOf(context.responseHeader), requestId));
-      headerSent = true;
-    }
+    sendHeader(call, context, header);
     if (!call.write(message)) await once(call, "drain", { signal: context.signal }).catch(() => undefined);
   }
 }
@@ -167,11 +159,11 @@ async function sendAll(
 function finishStream(
   call: ServerWritableStream<Buffer, unknown> | ServerDuplexStream<Buffer, unknown>,
   context: HandlerContext,
-  requestId: string,
+  header: { sent: boolean },
   ended: (code: number) => void,
   error?: unknown,
 ): void {
-  call.sendMetadata(withRequestId(metadataOf(context.responseHeader), requestId));
+  sendHeader(call, context, header);
   if (error === undefined) {
     ended(0);
     call.end(metadataOf(context.responseTrailer));
@@ -181,4 +173,11 @@ function finishStream(
   ended(status.code);
   // grpc-js's documented way to end a streaming call with an error status.
   call.emit("error", status);
+}
+
+/** The response header as initial metadata, once per call (grpc-js would ignore a second one, after building it). */
+function sendHeader(call: ServerWritableStream<Buffer, unknown> | ServerDuplexStream<Buffer, unknown>, context: HandlerContext, header: { sent: boolean }): void {
+  if (header.sent) return;
+  header.sent = true;
+  call.sendMetadata(metadataOf(context.responseHeader));
 }

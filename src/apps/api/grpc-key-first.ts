@@ -2,10 +2,19 @@ import { ServerInterceptingCall } from "@grpc/grpc-js";
 import type { Metadata, ServerInterceptor } from "@grpc/grpc-js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { API_KEY_HEADER, REQUEST_ID_HEADER } from "../../rpc/index.js";
+import type { CheckedKey } from "../../rpc/index.js";
 import { statusOf } from "./grpc-metadata.js";
 import { keyedMethods, REFUSED_BEFORE_MESSAGE } from "./rpc-key-first.js";
 import type { RpcKeyFirstOptions } from "./rpc-key-first.js";
 
+// The key each call's check accepted, by the call's metadata: grpc-js hands the handler the very
+// object the interceptor passed on.
+const checkedKeys = new WeakMap<Metadata, CheckedKey>();
+
+/** The key grpcKeyFirst accepted for the call with this metadata, for the auth interceptor not to check it again. */
+export function checkedKeyOf(metadata: Metadata): CheckedKey | undefined {
+  return checkedKeys.get(metadata);
+}
 
 export interface GrpcKeyFirstOptions extends Omit<RpcKeyFirstOptions, "onRefused"> {
   /** Told of each call refused here (metrics, the call's log line). */
@@ -19,7 +28,7 @@ export interface GrpcKeyFirstOptions extends Omit<RpcKeyFirstOptions, "onRefused
  * key is checked when the call's metadata arrives, before grpc-js reads the message (its handlers
  * ask for the message only once the metadata has gone through), so a missing or invalid key is
  * UNAUTHENTICATED whatever the message holds, answered as a trailers-only response (grpc-js's
- * sendStatus before any metadata). Good keys go on to the interceptors unchanged.
+ * sendStatus before any metadata). Good keys go on to the interceptors with the principal they name.
  */
 export function grpcKeyFirst(options: GrpcKeyFirstOptions): ServerInterceptor {
   const methods = keyedMethods(options.services);
@@ -34,7 +43,10 @@ export function grpcKeyFirst(options: GrpcKeyFirstOptions): ServerInterceptor {
             const started = process.hrtime.bigint();
             const key = metadata.get(API_KEY_HEADER)[0];
             options.checkKey(typeof key === "string" ? key : null).then(
-              () => proceed(metadata),
+              (checked) => {
+                checkedKeys.set(metadata, checked);
+                proceed(metadata);
+              },
               (error: unknown) => {
                 const refusal = ConnectError.from(error);
                 if (!REFUSED_BEFORE_MESSAGE.has(refusal.code)) {

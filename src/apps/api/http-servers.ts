@@ -27,7 +27,7 @@ export interface HttpServersOptions {
   /** Context values of each call arriving on a listener (door, client address). */
   contextValues?: (request: FastifyRequest) => ContextValues;
   /** Checks a REST call's headers (the API key) before its body is read; see restGateway's beforeBody. */
-  restBeforeBody?: (headers: Headers) => Promise<void>;
+  restBeforeBody?: (headers: Headers) => Promise<ContextValues | void>;
   /** Called on the REST listener before anything else is registered on it: hooks and routes of its own. */
   setupRest?: (rest: FastifyInstance) => void;
   /** What the gRPC listener needs beyond the routes and interceptors. */

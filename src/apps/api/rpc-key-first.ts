@@ -1,14 +1,15 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { API_KEY_HEADER } from "../../rpc/index.js";
+import type { CheckedKey } from "../../rpc/index.js";
 
 export interface RpcKeyFirstOptions {
   /** Services whose calls need a key (not the health service). */
   services: readonly DescService[];
   /** Throws the ConnectError a caller should see when the key is not good. */
-  checkKey: (key: string | null) => Promise<void>;
+  checkKey: (key: string | null) => Promise<CheckedKey>;
   /** Told of each call refused here, for the RPC metrics. */
   onRefused: (call: { contentType: string; service: string; method: string; code: Code; seconds: number }) => void;
 }
@@ -25,12 +26,20 @@ export function keyedMethods(services: readonly DescService[]): Map<string, { se
   return methods;
 }
 
+// The key each request's check accepted, until the call's context values take it (checkedKeyOf).
+const checkedKeys = new WeakMap<FastifyRequest["raw"], CheckedKey>();
+
+/** The key refuseBadKeysFirst accepted for this request, for the auth interceptor not to check it again. */
+export function checkedKeyOf(request: FastifyRequest): CheckedKey | undefined {
+  return checkedKeys.get(request.raw);
+}
+
 /**
  * Connect and gRPC-Web check the key before the message is read, as REST does: a missing or
  * invalid key is UNAUTHENTICATED whatever the message holds (Connect decodes the message before
  * any interceptor runs). The answer is the protocol's own error: a Connect JSON error with its
  * HTTP status, or gRPC-Web's status headers (this listener is HTTP/1.1; gRPC has its own port,
- * grpc-key-first.ts). Good keys go on to the interceptors unchanged.
+ * grpc-key-first.ts). Good keys go on to the interceptors with the principal they name.
  */
 export function refuseBadKeysFirst(server: FastifyInstance, options: RpcKeyFirstOptions): void {
   const methods = keyedMethods(options.services);
@@ -41,7 +50,7 @@ export function refuseBadKeysFirst(server: FastifyInstance, options: RpcKeyFirst
     const started = process.hrtime.bigint();
     const header = request.headers[API_KEY_HEADER];
     try {
-      await options.checkKey(typeof header === "string" ? header : null);
+      checkedKeys.set(request.raw, await options.checkKey(typeof header === "string" ? header : null));
       return;
     } catch (error) {
       const refusal = ConnectError.from(error);
