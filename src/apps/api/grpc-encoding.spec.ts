@@ -1,4 +1,4 @@
-// The gRPC port's own encoder must write exactly what protobuf-es's toBinary writes, for every
+// The gRPC port's protobufjs encoder must write exactly what protobuf-es's toBinary writes, for every
 // answer of every service, or leave the message to toBinary.
 import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
 import type { DescField, DescMessage, JsonValue } from "@bufbuild/protobuf";
@@ -110,7 +110,7 @@ function expectSameBytes(actual: Uint8Array, expected: Uint8Array, what: string)
 }
 
 describe("answerEncoder", () => {
-  it("encodes the search answers itself", () => {
+  it("encodes the search answers with protobufjs", () => {
     expect(ownEncoder(SearchProductsResponseSchema)).toBeDefined();
     expect(ownEncoder(GetRecommendationsResponseSchema)).toBeDefined();
   });

@@ -1,160 +1,223 @@
-import { ScalarType, toBinary } from "@bufbuild/protobuf";
-import type { DescField, DescMessage, JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
+import type { DescField, DescFile, DescMessage } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import protobuf from "protobufjs";
+// Adds Root.fromDescriptor: the types come from the generated descriptors, no .proto file is read.
+import "protobufjs/ext/descriptor/index.js";
 
 /**
- * Protobuf encoding of a method's answers, byte for byte what protobuf-es's toBinary writes, into
- * one buffer. toBinary was the largest share of a gRPC search's server CPU (46% of a service-grpc
- * call in bench/grpc-servers.ts): it walks each message through reflection, turns every
- * google.protobuf.Struct (a result's metadata) into Value messages first, and copies each nested
- * message out of its own chunk list. Messages with any field kind this does not know (maps,
- * oneofs, 64-bit numbers, wrappers, bytes...) and any value that is not what its field declares
- * go to toBinary, which then encodes or refuses them as before.
+ * Protobuf encoding of a method's answers by protobufjs, whose encoder is generated per message
+ * type, rather than protobuf-es's toBinary, which walks each message by reflection and first turns
+ * every google.protobuf.Struct (a result's metadata) into Value messages: toBinary was the largest
+ * share of a gRPC search's server CPU (46% of a service-grpc call in bench/grpc-servers.ts). A
+ * 10-result search answer: toBinary about 160 us of CPU, this about 15 us, the same bytes.
+ *
+ * The protobuf-es message is copied into protobufjs's plain form (proto field names, Structs as
+ * their entries, values that are zero for a field without presence left out, as toBinary leaves
+ * them). Messages with a field of a kind not copied here (maps, oneofs, 64-bit numbers, bytes,
+ * wrappers: the catalog and key answers, with their Timestamps) and any value that is not what its
+ * field declares go to toBinary, which then encodes or refuses them as before.
  */
 export function answerEncoder(schema: DescMessage): (message: object) => Buffer {
   return ownEncoder(schema) ?? ((message) => viewOf(toBinary(schema, message as never)));
 }
 
-/** The encoder of this file for `schema`, undefined when a field of its messages is of a kind left to toBinary. */
+/** The protobufjs encoder for `schema`, undefined when a field of its messages is of a kind left to toBinary. */
 export function ownEncoder(schema: DescMessage): ((message: object) => Buffer) | undefined {
-  const fields = compile(schema, new Map());
-  if (fields === undefined) return undefined;
+  const copy = copier(schema, new Map());
+  if (copy === undefined) return undefined;
+  const type = protobufjsRoot(schema.file).lookupType(schema.typeName);
   return (message) => {
-    const writer = new Writer();
+    let plain: Plain;
     try {
-      fields(writer, message as Fields);
+      plain = copy(message as Plain);
     } catch (error) {
       if (error !== UNEXPECTED) throw error;
       return viewOf(toBinary(schema, message as never));
     }
-    return writer.finish();
+    return viewOf(type.encode(plain).finish());
   };
 }
 
-type Fields = Record<string, unknown> & { $unknown?: { no: number; wireType: number; data: Uint8Array }[] };
-type WriteFields = (writer: Writer, message: Fields) => void;
+type Plain = Record<string, unknown>;
+type Copy = (message: Plain) => Plain;
 
 // Thrown when a value is not what its field declares: the message then goes to toBinary.
 const UNEXPECTED = Symbol("unexpected value");
-
 const IMPLICIT = 2;
 const EXPLICIT = 1;
-const VARINT = 0;
-const FIXED64 = 1;
-const LENGTH_DELIMITED = 2;
 const STRUCT = "google.protobuf.Struct";
 
-/** The writer of a message's fields, in toBinary's order (by field number), or undefined when a field is of a kind not handled here. */
-function compile(schema: DescMessage, compiling: Map<DescMessage, WriteFields>): WriteFields | undefined {
-  const known = compiling.get(schema);
-  if (known) return known;
-  const writers: ((writer: Writer, message: Fields) => void)[] = [];
-  // Recursive messages refer to their own writer before it is complete.
-  const all: WriteFields = (writer, message) => {
-    for (const write of writers) write(writer, message);
-    const unknown = message.$unknown;
-    if (unknown !== undefined) for (const { no, wireType, data } of unknown) writer.tag(no, wireType).raw(data);
-  };
-  compiling.set(schema, all);
-  for (const field of [...schema.fields].sort((a, b) => a.number - b.number)) {
-    const write = fieldWriter(field, compiling);
-    if (write === undefined) return undefined;
-    writers.push(write);
-  }
-  return all;
+/** A view on the encoder's bytes, not a copy: grpc-js copies it into the frame itself. */
+function viewOf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function fieldWriter(field: DescField, compiling: Map<DescMessage, WriteFields>): WriteFields | undefined {
+const roots = new Map<DescFile, protobuf.Root>();
+
+/** protobufjs's types of a generated file and everything it imports. */
+function protobufjsRoot(file: DescFile): protobuf.Root {
+  let root = roots.get(file);
+  if (root) return root;
+  const files: DescFile[] = [];
+  const add = (f: DescFile) => {
+    if (files.includes(f)) return;
+    for (const dependency of f.dependencies) add(dependency);
+    files.push(f);
+  };
+  add(file);
+  const set = toBinary(FileDescriptorSetSchema, create(FileDescriptorSetSchema, { file: files.map((f) => f.proto) }));
+  root = (protobuf.Root as unknown as { fromDescriptor(bytes: Uint8Array): protobuf.Root }).fromDescriptor(set);
+  roots.set(file, root);
+  return root;
+}
+
+/** The copier of a message into protobufjs's form, or undefined when a field is of a kind not copied here. */
+function copier(schema: DescMessage, compiling: Map<DescMessage, Copy>): Copy | undefined {
+  const known = compiling.get(schema);
+  if (known) return known;
+  const fields: ((from: Plain, to: Plain) => void)[] = [];
+  // Recursive messages refer to their own copier before it is complete.
+  const copy: Copy = (from) => {
+    if (typeof from !== "object" || from === null) throw UNEXPECTED;
+    // Unknown fields would be lost: toBinary writes them.
+    if ((from as { $unknown?: unknown[] }).$unknown?.length) throw UNEXPECTED;
+    const to: Plain = {};
+    for (const field of fields) field(from, to);
+    return to;
+  };
+  compiling.set(schema, copy);
+  for (const field of schema.fields) {
+    const one = fieldCopier(field, compiling);
+    if (one === undefined) return undefined;
+    fields.push(one);
+  }
+  return copy;
+}
+
+function fieldCopier(field: DescField, compiling: Map<DescMessage, Copy>): ((from: Plain, to: Plain) => void) | undefined {
   if (field.oneof !== undefined) return undefined;
-  const name = field.localName;
-  const no = field.number;
+  const [from, to] = [field.localName, field.name];
   switch (field.fieldKind) {
-    case "scalar": {
-      const write = scalarWriter(field.scalar);
-      if (write === undefined || (field.presence !== IMPLICIT && field.presence !== EXPLICIT)) return undefined;
-      const implicit = field.presence === IMPLICIT;
-      const zero = zeroTest(field.scalar);
-      return (writer, message) => {
-        const value = message[name];
-        if (implicit ? zero(value) : value === undefined) return;
-        write(writer, no, value);
-      };
-    }
+    case "scalar":
     case "enum": {
-      if (field.presence !== IMPLICIT && field.presence !== EXPLICIT) return undefined;
+      const check = field.fieldKind === "enum" ? checkInt32 : scalarCheck(field.scalar);
+      if (check === undefined || (field.presence !== IMPLICIT && field.presence !== EXPLICIT)) return undefined;
       const implicit = field.presence === IMPLICIT;
-      const unset = field.enum.values[0]?.number;
-      return (writer, message) => {
-        const value = message[name];
-        if (implicit ? value === unset : value === undefined) return;
-        writeInt32(writer, no, value);
+      const zero = field.fieldKind === "enum" ? (value: unknown) => value == 0 : zeroTest(field.scalar);
+      return (message, out) => {
+        const value = message[from];
+        if (implicit ? zero(value) : value === undefined) return;
+        check(value);
+        out[to] = value;
       };
     }
     case "message": {
-      if (field.delimitedEncoding) return undefined;
-      if (field.message.typeName === STRUCT) {
-        return (writer, message) => {
-          const value = message[name];
-          if (value === undefined) return;
-          if (value === null || typeof value !== "object" || Array.isArray(value)) throw UNEXPECTED;
-          const at = writer.tag(no, LENGTH_DELIMITED).fork();
-          writeStruct(writer, value as JsonObject);
-          writer.join(at);
-        };
-      }
-      if (field.message.typeName.startsWith("google.protobuf.") && field.message.typeName.endsWith("Value")) return undefined;
-      const fields = compile(field.message, compiling);
-      if (fields === undefined) return undefined;
-      return (writer, message) => {
-        const value = message[name];
-        if (value === undefined) return;
-        writeMessage(writer, no, fields, value);
+      const copy = valueCopier(field.message, compiling);
+      if (copy === undefined) return undefined;
+      return (message, out) => {
+        const value = message[from];
+        if (value !== undefined) out[to] = copy(value);
       };
     }
     case "list": {
-      if (field.listKind === "message") {
-        if (field.delimitedEncoding || field.message.typeName.startsWith("google.protobuf.")) return undefined;
-        const fields = compile(field.message, compiling);
-        if (fields === undefined) return undefined;
-        return (writer, message) => {
-          for (const item of listOf(message[name])) writeMessage(writer, no, fields, item);
-        };
-      }
-      if (field.listKind === "scalar" && field.scalar === ScalarType.STRING) {
-        return (writer, message) => {
-          for (const item of listOf(message[name])) writeString(writer, no, item);
-        };
-      }
-      return undefined;
+      const item =
+        field.listKind === "message" ? valueCopier(field.message, compiling) : field.listKind === "enum" ? checked(checkInt32) : checked(scalarCheck(field.scalar));
+      if (item === undefined) return undefined;
+      return (message, out) => {
+        const value = message[from];
+        if (!Array.isArray(value)) throw UNEXPECTED;
+        if (value.length > 0) out[to] = value.map(item);
+      };
     }
     default:
       return undefined;
   }
 }
 
-function scalarWriter(type: ScalarType): ((writer: Writer, no: number, value: unknown) => void) | undefined {
+/** How a message field's value (a Struct as protobuf-es gives it: plain JSON) is copied. */
+function valueCopier(schema: DescMessage, compiling: Map<DescMessage, Copy>): ((value: unknown) => unknown) | undefined {
+  if (schema.typeName === STRUCT) return (value) => struct(value);
+  // Other well-known types protobuf-es unboxes (wrappers) are not copied here.
+  if (schema.typeName.startsWith("google.protobuf.")) return undefined;
+  return copier(schema, compiling) as ((value: unknown) => unknown) | undefined;
+}
+
+function checked(check: ((value: unknown) => void) | undefined): ((value: unknown) => unknown) | undefined {
+  return check && ((value) => (check(value), value));
+}
+
+/** A JSON object as google.protobuf.Struct: its map entries in the object's key order, as toBinary writes them. */
+function struct(value: unknown): { fields: { key: string; value: unknown }[] } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw UNEXPECTED;
+  const fields = [];
+  for (const key in value) {
+    if (!wellFormed(key)) throw UNEXPECTED;
+    fields.push({ key, value: jsonValue((value as Plain)[key]) });
+  }
+  return { fields };
+}
+
+function jsonValue(value: unknown): unknown {
+  switch (typeof value) {
+    case "number":
+      return { number_value: value };
+    case "string":
+      if (!wellFormed(value)) throw UNEXPECTED;
+      return { string_value: value };
+    case "boolean":
+      return { bool_value: value };
+    case "object":
+      if (value === null) return { null_value: 0 };
+      return Array.isArray(value) ? { list_value: { values: value.map(jsonValue) } } : { struct_value: struct(value) };
+    default:
+      throw UNEXPECTED;
+  }
+}
+
+function scalarCheck(type: ScalarType): ((value: unknown) => void) | undefined {
   switch (type) {
     case ScalarType.STRING:
-      return writeString;
-    case ScalarType.DOUBLE:
-      return writeDouble;
+      return (value) => {
+        if (typeof value !== "string" || !wellFormed(value)) throw UNEXPECTED;
+      };
     case ScalarType.BOOL:
-      return (writer, no, value) => {
+      return (value) => {
         if (typeof value !== "boolean") throw UNEXPECTED;
-        writer.tag(no, VARINT).varint(value ? 1 : 0);
+      };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return (value) => {
+        if (typeof value !== "number") throw UNEXPECTED;
       };
     case ScalarType.INT32:
-      return writeInt32;
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return checkInt32;
     case ScalarType.UINT32:
-      return (writer, no, value) => {
-        if (typeof value !== "number" || value >>> 0 !== value) throw UNEXPECTED;
-        writer.tag(no, VARINT).varint(value);
+    case ScalarType.FIXED32:
+      return (value) => {
+        if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 0xffffffff) throw UNEXPECTED;
       };
     default:
+      // 64-bit numbers and bytes are left to toBinary.
       return undefined;
   }
 }
 
-/** Whether a field without presence holds its zero value, and so is not written (protobuf-es's isScalarZeroValue). */
+/**
+ * Whether a string has no lone surrogate (JSON input can carry one): toBinary writes one as
+ * U+FFFD, protobufjs as bytes that are not UTF-8, which a gRPC client would refuse.
+ */
+function wellFormed(value: string): boolean {
+  return (value as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+function checkInt32(value: unknown): void {
+  if (!Number.isInteger(value) || (value as number) < -0x80000000 || (value as number) > 0x7fffffff) throw UNEXPECTED;
+}
+
+/** toBinary's test for a value it leaves out of a field without presence. */
 function zeroTest(type: ScalarType): (value: unknown) => boolean {
   switch (type) {
     case ScalarType.BOOL:
@@ -162,206 +225,11 @@ function zeroTest(type: ScalarType): (value: unknown) => boolean {
     case ScalarType.STRING:
       return (value) => value === "";
     case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
       // -0 is written.
       return (value) => Object.is(value, 0);
     default:
       // Loosely, as protobuf-es compares: 0n and "0" count as zero too.
       return (value) => value == 0;
-  }
-}
-
-function listOf(value: unknown): unknown[] {
-  if (!Array.isArray(value)) throw UNEXPECTED;
-  return value;
-}
-
-function writeMessage(writer: Writer, no: number, fields: WriteFields, value: unknown): void {
-  if (value === null || typeof value !== "object") throw UNEXPECTED;
-  const at = writer.tag(no, LENGTH_DELIMITED).fork();
-  fields(writer, value as Fields);
-  writer.join(at);
-}
-
-function writeString(writer: Writer, no: number, value: unknown): void {
-  if (typeof value !== "string") throw UNEXPECTED;
-  writer.tag(no, LENGTH_DELIMITED).string(value);
-}
-
-function writeDouble(writer: Writer, no: number, value: unknown): void {
-  if (typeof value !== "number") throw UNEXPECTED;
-  writer.tag(no, FIXED64).double(value);
-}
-
-function writeInt32(writer: Writer, no: number, value: unknown): void {
-  if (typeof value !== "number" || (value | 0) !== value) throw UNEXPECTED;
-  writer.tag(no, VARINT);
-  // Negative int32s are sign-extended to ten bytes, as protobuf requires.
-  if (value >= 0) writer.varint(value);
-  else writer.negativeVarint(value);
-}
-
-/** A Struct from its JSON form, as protobuf-es encodes one: each field a map entry (key 1, Value 2). */
-function writeStruct(writer: Writer, json: JsonObject): void {
-  for (const key of Object.keys(json)) {
-    const entry = writer.tag(1, LENGTH_DELIMITED).fork();
-    writer.tag(1, LENGTH_DELIMITED).string(key);
-    const value = writer.tag(2, LENGTH_DELIMITED).fork();
-    writeValue(writer, json[key]);
-    writer.join(value);
-    writer.join(entry);
-  }
-}
-
-/** A google.protobuf.Value's fields: null 1, number 2, string 3, bool 4, struct 5, list 6 (a value of no JSON type: none). */
-function writeValue(writer: Writer, json: JsonValue | undefined): void {
-  switch (typeof json) {
-    case "number":
-      writer.tag(2, FIXED64).double(json);
-      return;
-    case "string":
-      writer.tag(3, LENGTH_DELIMITED).string(json);
-      return;
-    case "boolean":
-      writer.tag(4, VARINT).varint(json ? 1 : 0);
-      return;
-    case "object": {
-      if (json === null) {
-        writer.tag(1, VARINT).varint(0);
-        return;
-      }
-      const at = writer.tag(Array.isArray(json) ? 6 : 5, LENGTH_DELIMITED).fork();
-      if (Array.isArray(json)) {
-        for (const item of json) {
-          const element = writer.tag(1, LENGTH_DELIMITED).fork();
-          writeValue(writer, item);
-          writer.join(element);
-        }
-      } else {
-        writeStruct(writer, json);
-      }
-      writer.join(at);
-      return;
-    }
-    default:
-      return;
-  }
-}
-
-function viewOf(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-// One scratch buffer for every answer (encoding is synchronous); each answer leaves as a copy.
-let scratch = Buffer.allocUnsafe(64 * 1024);
-const SCRATCH_KEPT = 1024 * 1024;
-const SHORT_STRING = 64;
-
-/**
- * Writes into the scratch buffer. A nested message's length is not known before its content, so
- * fork() leaves one byte for it and join() writes it there, moving the content up in the rare case
- * the length needs more than one byte (128 bytes or more).
- */
-class Writer {
-  private buf = scratch;
-  private pos = 0;
-
-  tag(no: number, wireType: number): this {
-    return this.varint(no * 8 + wireType);
-  }
-
-  varint(value: number): this {
-    this.ensure(5);
-    while (value > 0x7f) {
-      this.buf[this.pos++] = (value & 0x7f) | 0x80;
-      value = value >>> 7;
-    }
-    this.buf[this.pos++] = value;
-    return this;
-  }
-
-  negativeVarint(value: number): this {
-    this.ensure(10);
-    let low = value >>> 0;
-    for (let i = 0; i < 4; i++) {
-      this.buf[this.pos++] = (low & 0x7f) | 0x80;
-      low = low >>> 7;
-    }
-    // Bits 28-31 of the low word, then all-ones high bits.
-    this.buf[this.pos++] = (low & 0x0f) | 0x70 | 0x80;
-    for (let i = 0; i < 4; i++) this.buf[this.pos++] = 0xff;
-    this.buf[this.pos++] = 0x01;
-    return this;
-  }
-
-  double(value: number): this {
-    this.ensure(8);
-    this.buf.writeDoubleLE(value, this.pos);
-    this.pos += 8;
-    return this;
-  }
-
-  string(value: string): this {
-    // At most three bytes per UTF-16 unit; the length goes in front like a nested message's.
-    this.ensure(value.length * 3 + 1);
-    const at = this.fork();
-    this.pos = value.length <= SHORT_STRING ? this.shortString(value) : this.pos + this.buf.write(value, this.pos, "utf8");
-    this.join(at);
-    return this;
-  }
-
-  /** Where a short string ends once written: its ASCII characters copied here, the rest by Buffer's UTF-8 writer (whose call costs more than such a string's copy). */
-  private shortString(value: string): number {
-    const { buf } = this;
-    let pos = this.pos;
-    for (let i = 0; i < value.length; i++) {
-      const code = value.charCodeAt(i);
-      if (code >= 0x80) return pos + buf.write(value.slice(i), pos, "utf8");
-      buf[pos++] = code;
-    }
-    return pos;
-  }
-
-  raw(bytes: Uint8Array): this {
-    this.ensure(bytes.byteLength);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.byteLength;
-    return this;
-  }
-
-  fork(): number {
-    this.ensure(1);
-    return this.pos++;
-  }
-
-  join(at: number): void {
-    const length = this.pos - at - 1;
-    if (length < 0x80) {
-      this.buf[at] = length;
-      return;
-    }
-    const size = length < 1 << 14 ? 2 : length < 1 << 21 ? 3 : length < 1 << 28 ? 4 : 5;
-    this.ensure(size - 1);
-    this.buf.copyWithin(at + size, at + 1, this.pos);
-    this.pos += size - 1;
-    let value = length;
-    for (let i = at; i < at + size - 1; i++) {
-      this.buf[i] = (value & 0x7f) | 0x80;
-      value = value >>> 7;
-    }
-    this.buf[at + size - 1] = value;
-  }
-
-  finish(): Buffer {
-    const out = Buffer.allocUnsafe(this.pos);
-    this.buf.copy(out, 0, 0, this.pos);
-    if (this.buf.length <= SCRATCH_KEPT) scratch = this.buf;
-    return out;
-  }
-
-  private ensure(bytes: number): void {
-    if (this.pos + bytes <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
-    this.buf.copy(grown, 0, 0, this.pos);
-    this.buf = grown;
   }
 }
