@@ -3,7 +3,7 @@
 //
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
-//                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters]
+//                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog and two eq
@@ -22,7 +22,7 @@
 // Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
 // agent) run in a worker thread, so client work does not share the server's event loop; everything
 // (clients, service, Redis, MariaDB) still shares this machine's cores.
-// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, INDEX_SWEEP_MS and REDIS_URL are
+// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, SEARCH_LEXICAL_MAX_HOLDERS, SEARCH_HOLDER_CACHE, INDEX_SWEEP_MS and REDIS_URL are
 // read from the environment as the service reads them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -431,6 +431,7 @@ function combinationQueries(): string[] {
 const ALL_QUERIES = [...QUERIES, ...combinationQueries()];
 
 const CLUSTERS = 200;
+/** Brands of the synthetic catalog by default (`--brands`): each held by about N/200 products. */
 const BRANDS = 200;
 const SYLLABLES = ["ka", "lo", "mi", "ru", "ze", "ta", "vo", "ni", "pe", "su", "do", "fa", "gu", "xi", "bo", "re"];
 /** Made-up brand names (outside the word model, like most brands): "kaloka", "lolomi", ... */
@@ -471,7 +472,7 @@ interface Catalog {
   descriptors: string[];
 }
 
-function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, filterFields = false): Catalog {
+function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, filterFields = false, brands = BRANDS): Catalog {
   const random = seededRandom(seed);
   // Its own sequence, so the vectors are the same with and without --filters.
   const filterRandom = seededRandom(seed + 1);
@@ -502,7 +503,7 @@ function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, 
     elements.set(elementVector(v, t, rank), i * dims);
     ids.push(`p${String(i).padStart(7, "0")}`);
     ranks.push(rank);
-    const brand = brandName(Math.floor(random() * BRANDS));
+    const brand = brandName(Math.floor(random() * brands));
     metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand });
     if (filterFields) {
       // Independent of the vectors: the hard case for a filtered nearest-neighbour search.
@@ -610,6 +611,8 @@ interface Options {
   cacheDir: string;
   loadConcurrency: number;
   filters: boolean;
+  /** Brands of the synthetic catalog: a brand query's holders are about N / brands. */
+  brands: number;
 }
 
 interface Outcome {
@@ -660,6 +663,7 @@ async function main(): Promise<void> {
       "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306" },
       cluster: { type: "boolean", default: false },
       filters: { type: "boolean", default: false },
+      brands: { type: "string", default: String(BRANDS) },
     },
   });
   const { homedir } = await import("node:os");
@@ -672,6 +676,7 @@ async function main(): Promise<void> {
     mysqlBase: values["mysql-url"],
     loadConcurrency: Number(values["load-concurrency"]),
     filters: values.filters,
+    brands: Number(values.brands),
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
@@ -792,7 +797,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
         `   gRPC with the grpc-js client ${(grpcJs1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`,
     );
 
-    console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / BRANDS)} products each) --`);
+    console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / options.brands)} products each) --`);
     console.log(statLine(`REST lexical, first pass, 1 client`, lexical.firstPass.s, cpuNote(lexical.firstPass)));
     console.log(statLine(`REST POST /search lexical, 1 client`, lexical.rest1.s, cpuNote(lexical.rest1)));
     console.log(statLine(`REST POST /search lexical, ${c} clients`, lexical.rest8.s, cpuNote(lexical.rest8)));
@@ -860,7 +865,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_FILTER_POSTINGS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_FILTER_POSTINGS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -951,7 +956,7 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const vectorsKey = `${keyPrefix}{${catalogId}}:vectors`;
 
   const genStarted = performance.now();
-  const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters);
+  const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters, options.brands);
   const genMs = performance.now() - genStarted;
 
   const restStarted = performance.now();
@@ -1002,7 +1007,7 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const vinfoText = [];
   for (let i = 0; i + 1 < vinfo.length; i += 2) vinfoText.push(`${String(vinfo[i])}=${String(vinfo[i + 1])}`);
 
-  console.log(`  data                                   ${CLUSTERS} clusters anchored on GloVe phrases (+noise), ${CATEGORIES.length} categories, ${BRANDS} brands, ` +
+  console.log(`  data                                   ${CLUSTERS} clusters anchored on GloVe phrases (+noise), ${CATEGORIES.length} categories, ${options.brands} brands, ` +
     `2% SUPER_BOOST / 5% BOOST; element ${catalog.dims} dims; generated in ${(genMs / 1000).toFixed(1)} s`);
   console.log(`  load: Create Products over REST        ${(loadRestMs / 1000).toFixed(1)} s  (${((n / loadRestMs) * 1000).toFixed(0)} products/s, batches of ${BATCH}, ${options.loadConcurrency} in flight; rows stay PROCESSING in MySQL)`);
   console.log(`  load: index write (VADD, rebuild)      ${(loadIndexMs / 1000).toFixed(1)} s  (${((n / loadIndexMs) * 1000).toFixed(0)} products/s; ${leftInQueue} index_queue rows were still pending and cleared)`);
@@ -1147,10 +1152,12 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
 async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: WireRunner, options: Options) {
   const { organizationId, catalogId, catalog } = loaded;
   const n = catalog.n;
+  // 50 of the catalog's brands, spread over them.
+  const queriedBrand = (k: number) => brandName(Math.floor((k * options.brands) / 50));
   const sets: [string, string[]][] = [
-    ["brand", Array.from({ length: 50 }, (_, k) => brandName(k * 4))],
-    ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(brandName(k * 4)))],
-    ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => brandName(k * 4).slice(0, 4))],
+    ["brand", Array.from({ length: 50 }, (_, k) => queriedBrand(k))],
+    ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(queriedBrand(k)))],
+    ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => queriedBrand(k).slice(0, 4))],
     ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptors[Math.floor((k * n) / 50)]!)],
   ];
   const queries = sets.flatMap(([, set]) => set);

@@ -63,6 +63,8 @@ export interface SearchConfig {
   ef: number;
   /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
   lexical: boolean;
+  /** A word held by more products than this matches none by itself (README "Lexical match"). */
+  lexicalMaxHolders: number;
   /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
   filterPostings: boolean;
   /** Lexical holders' elements kept in each API process (0: none; README "How lexical matching runs"). */
@@ -134,6 +136,7 @@ const schema = z.object({
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
+  SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(500),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
   SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
@@ -198,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       exactUpTo: e.SEARCH_EXACT_UP_TO,
       ef: e.SEARCH_EF,
       lexical: e.SEARCH_LEXICAL === "on",
+      lexicalMaxHolders: e.SEARCH_LEXICAL_MAX_HOLDERS,
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
       holderCacheEntries: e.SEARCH_HOLDER_CACHE,
       indexSweepMs: e.INDEX_SWEEP_MS,

@@ -8,8 +8,8 @@
 //               = 0.8 * (0.9 * mean over query words q of (best match(q, d) over the product's words d)
 //                        + 0.1 * (product words matched by some query word) / (product words))
 //
-// lexical lies in (0, 1] for a product that has a matched word held by at most COMMON_WORD_PRODUCTS
-// products of the catalog, and is NO_LEXICAL_MATCH (-1, the floor of a cosine) for every other
+// lexical lies in (0, 1] for a product that has a matched word held by at most SEARCH_LEXICAL_MAX_HOLDERS
+// (500) products of the catalog, and is NO_LEXICAL_MATCH (-1, the floor of a cosine) for every other
 // product. The text similarity is max(0.8 * semantic cosine, lexical): everything but an exact match
 // is scaled by INEXACT_SCALE, so the product whose descriptor was typed whole stands clear of its
 // near-duplicates (same words but one colour, one word more), whose semantic cosines are 0.95-0.99.
@@ -31,12 +31,6 @@ export const LEXICAL_LIMITS = {
   oneEditFrom: 4,
   /** and within two from this many. */
   twoEditsFrom: 8,
-  /**
-   * A matched word held by more products than this (a "common" word, like "men" in a large catalog)
-   * adds to the lexical similarity of products that match a rarer query word, but does not make a
-   * product a lexical match by itself: scoring every holder of such a word would cost a scan.
-   */
-  commonWordProducts: 500,
 } as const;
 
 export const NO_LEXICAL_MATCH = -1;
@@ -122,7 +116,7 @@ export interface ExpandedQuery {
 
 /**
  * The lexical similarity of a product with these words; NO_LEXICAL_MATCH unless one of its matched
- * words is outside `common` (see LEXICAL_LIMITS.commonWordProducts).
+ * words is outside `common` (words with more holders than SearchSettings.lexicalMaxHolders).
  */
 export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly string[], common: ReadonlySet<string>): number {
   if (query.perWord.length === 0 || productWords.length === 0) return NO_LEXICAL_MATCH;

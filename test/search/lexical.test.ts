@@ -113,6 +113,18 @@ describe("lexical matching", () => {
     expect((await expectExact("myntla")).map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
   });
 
+  it("matches nothing by a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS alone", async () => {
+    const limited = await createApiApp({ ...s.server.config, search: { ...s.server.config.search, lexicalMaxHolders: brandCount("myntra") - 1 } });
+    try {
+      const api2 = restClient((await limited.listen()).restUrl, await s.server.createKey(s.org));
+      // An unknown word, so no meaning either: its holders are too many to score.
+      expect((await search("myntra", {}, api2)).body.results).toEqual([]);
+      expect((await search("myntra")).body.results.map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("puts the product whose exact title was typed first", async () => {
     for (const p of specs.slice(0, 12)) {
       for (const w of [0.2, 0.5]) {

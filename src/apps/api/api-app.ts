@@ -156,6 +156,7 @@ function createCore(
     boosts: { boost: config.search.boost, superBoost: config.search.superBoost },
     exactUpTo: config.search.exactUpTo,
     lexical: config.search.lexical,
+    lexicalMaxHolders: config.search.lexicalMaxHolders,
   });
   const events: CatalogEvents = {
     productsQueued: () => workers.notify(),
