@@ -1,5 +1,6 @@
 import { create, ScalarType, toBinary } from "@bufbuild/protobuf";
 import type { DescField, DescFile, DescMessage } from "@bufbuild/protobuf";
+import { isScalarZeroValue } from "@bufbuild/protobuf/reflect";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import protobuf from "protobufjs";
 // Adds Root.fromDescriptor: the types come from the generated descriptors, no .proto file is read.
@@ -104,10 +105,11 @@ function fieldCopier(field: DescField, compiling: Map<DescMessage, Copy>): ((fro
       const check = field.fieldKind === "enum" ? checkInt32 : scalarCheck(field.scalar);
       if (check === undefined || (field.presence !== IMPLICIT && field.presence !== EXPLICIT)) return undefined;
       const implicit = field.presence === IMPLICIT;
-      const zero = field.fieldKind === "enum" ? (value: unknown) => value == 0 : zeroTest(field.scalar);
+      // toBinary's own test for a value it leaves out of a field without presence (enums as int32).
+      const type = field.fieldKind === "enum" ? ScalarType.INT32 : field.scalar;
       return (message, out) => {
         const value = message[from];
-        if (implicit ? zero(value) : value === undefined) return;
+        if (implicit ? isScalarZeroValue(type, value) : value === undefined) return;
         check(value);
         out[to] = value;
       };
@@ -215,21 +217,4 @@ function wellFormed(value: string): boolean {
 
 function checkInt32(value: unknown): void {
   if (!Number.isInteger(value) || (value as number) < -0x80000000 || (value as number) > 0x7fffffff) throw UNEXPECTED;
-}
-
-/** toBinary's test for a value it leaves out of a field without presence. */
-function zeroTest(type: ScalarType): (value: unknown) => boolean {
-  switch (type) {
-    case ScalarType.BOOL:
-      return (value) => value === false;
-    case ScalarType.STRING:
-      return (value) => value === "";
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      // -0 is written.
-      return (value) => Object.is(value, 0);
-    default:
-      // Loosely, as protobuf-es compares: 0n and "0" count as zero too.
-      return (value) => value == 0;
-  }
 }
