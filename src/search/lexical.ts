@@ -8,9 +8,8 @@
 //               = 0.8 * (0.9 * mean over query words q of (best match(q, d) over the product's words d)
 //                        + 0.1 * (product words matched by some query word) / (product words))
 //
-// lexical lies in (0, 1] for a product that has a matched word held by at most SEARCH_LEXICAL_MAX_HOLDERS
-// (500) products of the catalog, and is NO_LEXICAL_MATCH (-1, the floor of a cosine) for every other
-// product. The text similarity is max(0.8 * semantic cosine, lexical): everything but an exact match
+// lexical lies in (0, 1] for a product that holds a matched word, and is NO_LEXICAL_MATCH (-1, the
+// floor of a cosine) for every other product. The text similarity is max(0.8 * semantic cosine, lexical): everything but an exact match
 // is scaled by INEXACT_SCALE, so the product whose descriptor was typed whole stands clear of its
 // near-duplicates (same words but one colour, one word more), whose semantic cosines are 0.95-0.99.
 // Fuzzy and prefix lookups over the catalog's vocabulary are minisearch's radix tree
@@ -114,21 +113,12 @@ export interface ExpandedQuery {
   matched: ReadonlySet<string>;
 }
 
-/**
- * The lexical similarity of a product with these words; NO_LEXICAL_MATCH unless one of its matched
- * words is outside `common` (words with more holders than SearchSettings.lexicalMaxHolders).
- */
-export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly string[], common: ReadonlySet<string>): number {
+/** The lexical similarity of a product with these words; NO_LEXICAL_MATCH when none matches. */
+export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly string[]): number {
   if (query.perWord.length === 0 || productWords.length === 0) return NO_LEXICAL_MATCH;
   let matched = 0;
-  let distinctive = false;
-  for (const word of productWords) {
-    if (query.matched.has(word)) {
-      matched++;
-      if (!common.has(word)) distinctive = true;
-    }
-  }
-  if (!distinctive) return NO_LEXICAL_MATCH;
+  for (const word of productWords) if (query.matched.has(word)) matched++;
+  if (matched === 0) return NO_LEXICAL_MATCH;
   if (sameWords(query.typed, productWords)) return 1;
   let best = 0;
   for (const matches of query.perWord) {

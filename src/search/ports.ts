@@ -60,8 +60,13 @@ export interface LexicalQuery {
   /** The vocabulary the words were expanded with; another one answers "vocabulary" and nothing else. */
   vocabulary: { build: string; size: number };
   words: readonly string[];
-  /** Words held by more products than this are reported as common and fetch none. */
+  /** Every holder of a word held by at most this many products is scored, */
   maxProducts: number;
+  /**
+   * and of a word held by more (a common word), this many of its fewest-worded holders (at most
+   * maxProducts over all the query's common words), and the nearest elements that hold it.
+   */
+  commonWordProducts: number;
   /** Unit (or zero) query parts each holder's element is dotted with. */
   visual: Float32Array;
   text: Float32Array;
@@ -90,7 +95,6 @@ export type IndexAnswer =
       current: boolean;
       hits: IndexHit[];
       lexical: LexicalHit[];
-      common: string[];
     };
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */

@@ -39,10 +39,10 @@ export interface SearchSettings {
   /** Whether a search's words also match descriptors letter for letter. */
   lexical: boolean;
   /**
-   * A matched word held by more products than this (a "common" word, like "men" in a large
-   * catalog) adds to the lexical similarity of products that match a rarer query word, but does not
-   * make a product a lexical match by itself: every holder of a matched word is scored, about 1.4 us
-   * of CPU each (README "Lexical match").
+   * Every holder of a matched word held by at most this many products is scored, about 1.4 us of
+   * CPU each; of a word held by more (a "common" word, like "men" or a large brand in a large
+   * catalog), only its fewest-worded holders, as many as the query asks for, and the nearest
+   * elements that hold it (README "Lexical matching at scale").
    */
   lexicalMaxHolders: number;
 }
@@ -242,9 +242,11 @@ export class Searcher {
 
   /**
    * The topK best products that pass the filters and the threshold, by the documented score. The
-   * vector index ranks by everything but the lexical term; every product holding a (non-common)
-   * matched word comes back with the query, scored in full, so a product outside both lists has a
-   * score of at most the last nearest element's. The index may return elements that fail the filters
+   * vector index ranks by everything but the lexical term; every product holding a matched word
+   * held by at most lexicalMaxHolders products comes back with the query, scored in full, so a
+   * product outside both lists has a score of at most the last nearest element's, unless it holds a
+   * common word (then the answer is approximate: README "Lexical matching at scale"). The index may
+   * return elements that fail the filters
    * (it evaluates what it can), and an approximate filtered search may stop exploring early; so this
    * widens the request until it holds topK certain passing products, the rest fall below the
    * threshold, or an exact scan has seen every element.
@@ -257,8 +259,10 @@ export class Searcher {
     typed?: TypedWords,
   ): Promise<Scored[] | typeof STALE> {
     const expectedVersion = this.sync.versionFor(map);
-    let count = query ? want.topK + (want.exclude === undefined ? 0 : 1) : 0;
-    if (want.filters.length > 0) count *= 2;
+    // Wanted of each source of candidates: the nearest elements and a common word's holders.
+    let wanted = want.topK + (want.exclude === undefined ? 0 : 1);
+    if (want.filters.length > 0) wanted *= 2;
+    let count = query ? wanted : 0;
     let exactUpTo = this.settings.exactUpTo;
     let synced = false;
     let vocabularyReads = 0;
@@ -280,6 +284,7 @@ export class Searcher {
                 vocabulary: { build: vocabulary.build, size: vocabulary.size },
                 words: expanded.words,
                 maxProducts: this.settings.lexicalMaxHolders,
+                commonWordProducts: wanted,
                 visual: typed.visual,
                 text: typed.text,
               }
@@ -309,9 +314,8 @@ export class Searcher {
       if (!answer.current) this.rebuildIfLeft(catalogId);
       const lexical = new Map<string, Scored>();
       if (expanded && typed) {
-        const common = new Set(answer.common);
         for (const h of answer.lexical) {
-          const similarity = lexicalSimilarity(expanded, h.words, common);
+          const similarity = lexicalSimilarity(expanded, h.words);
           if (similarity === NO_LEXICAL_MATCH && !query) continue;
           const rank = (h.attributes.rank ?? "NO_BOOST") as Parameters<typeof scoreFromDots>[1];
           const score = scoreFromDots(h.dots, rank, { visualWeight: typed.visualWeight, boosts: this.settings.boosts }, similarity);
@@ -334,6 +338,7 @@ export class Searcher {
       const certain = passing.filter((h) => h.score >= bound);
       if (certain.length >= want.topK) return certain.slice(0, want.topK);
       count = Math.min(count * 4, answer.size);
+      wanted = count;
     }
   }
 }

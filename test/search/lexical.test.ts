@@ -113,18 +113,6 @@ describe("lexical matching", () => {
     expect((await expectExact("myntla")).map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
   });
 
-  it("matches nothing by a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS alone", async () => {
-    const limited = await createApiApp({ ...s.server.config, search: { ...s.server.config.search, lexicalMaxHolders: brandCount("myntra") - 1 } });
-    try {
-      const api2 = restClient((await limited.listen()).restUrl, await s.server.createKey(s.org));
-      // An unknown word, so no meaning either: its holders are too many to score.
-      expect((await search("myntra", {}, api2)).body.results).toEqual([]);
-      expect((await search("myntra")).body.results.map(brandOf)).toEqual(Array(brandCount("myntra")).fill("myntra"));
-    } finally {
-      await limited.close();
-    }
-  });
-
   it("puts the product whose exact title was typed first", async () => {
     for (const p of specs.slice(0, 12)) {
       for (const w of [0.2, 0.5]) {
@@ -239,6 +227,82 @@ describe("visibility of lexical matches", () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
+  // 16 holders of an unknown brand with 2 to 6 words, and 8 other products; a second API process
+  // takes any word held by more than 4 products as common.
+  const LIMIT = 4;
+  const EXTRA = ["women", "black", "running", "shoes", "sunglasses"];
+  const common = new Map<string, Indexed>();
+  let commonCatalog: string;
+  let limited: Awaited<ReturnType<typeof createApiApp>>;
+  let api2: RestClient;
+
+  const commonProduct = (i: number, descriptor: string) => product(100 + i, "zorblax", descriptor, seededRandom(200 + i));
+  const index = (p: ProductSpec) => common.set(p.id, { id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
+  const searchCommon = (api: RestClient, query: string, topK: number) =>
+    api.post("/search", { organizationId: s.org, catalogId: commonCatalog, query, topK, visual_weight: W, similarity_threshold: 0 });
+  const expectedCommon = async (query: string) => ranking(await storedMap(s, commonCatalog), common.values(), textQuery(text, query), W).filter((h) => h.score >= 0);
+
+  beforeAll(async () => {
+    commonCatalog = await createCatalog(s, "common words");
+    const specs = [
+      ...Array.from({ length: 16 }, (_, i) => commonProduct(i, ["zorblax", ...EXTRA.slice(0, 1 + ((i * 7) % 5))].join(" "))),
+      ...Array.from({ length: 8 }, (_, i) => commonProduct(16 + i, EXTRA.slice(i % 3).join(" "))),
+    ];
+    await postProducts(s, commonCatalog, specs);
+    await processProducts(s, specs);
+    specs.forEach(index);
+    limited = await createApiApp({ ...s.server.config, search: { ...s.server.config.search, lexicalMaxHolders: LIMIT } });
+    api2 = restClient((await limited.listen()).restUrl, await s.server.createKey(s.org));
+  }, 120_000);
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it("still finds its products, alone and unknown to the word model: its fewest-worded holders, exactly the best", async () => {
+    expect(text.encode("zorblax").some((x) => x !== 0), "the word model does not know the word").toBe(false);
+    for (const topK of [1, 3, 5]) {
+      const want = (await expectedCommon("zorblax")).slice(0, topK);
+      for (const api of [api2, s.api]) {
+        const res = await searchCommon(api, "zorblax", topK);
+        expect(res.status).toBe(200);
+        expectHits(res.body.results, want, `zorblax top ${topK}`);
+      }
+    }
+    // The best are the four two-word holders, then a three-word one.
+    expect((await searchCommon(api2, "zorblax", 5)).body.results.map((h: { productId: string }) => common.get(h.productId)!.descriptor.split(" ").length)).toEqual([2, 2, 2, 2, 3]);
+  });
+
+  it("credits every nearest element that holds a common word with its lexical match, as the documented score does", async () => {
+    for (const query of ["black", "women black", "zorblax black sunglasses"]) {
+      const want = new Map((await expectedCommon(query)).map((h) => [h.productId, h.score]));
+      const res = await searchCommon(api2, query, 3);
+      expect(res.status).toBe(200);
+      expect(res.body.results.length, query).toBe(3);
+      for (const hit of res.body.results as { productId: string; score: number }[]) expect(hit.score, `${query}: ${hit.productId}`).toBeCloseTo(want.get(hit.productId)!, 5);
+    }
+  });
+
+  it("follows deletes and re-creations from the very next query", async () => {
+    const [best] = (await searchCommon(api2, "zorblax", 1)).body.results as { productId: string }[];
+    expect((await s.api.delete(`${productsPath(s, commonCatalog)}/${best!.productId}`)).status).toBe(200);
+    common.delete(best!.productId);
+    expectHits((await searchCommon(api2, "zorblax", 3)).body.results, (await expectedCommon("zorblax")).slice(0, 3), "after the delete");
+
+    // The longest holder re-created with one word: it becomes the best.
+    const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ")).sort((a, b) => b.descriptor.length - a.descriptor.length)[0]!;
+    const fresh = commonProduct(Number(longest.id.slice(4)) - 100, "zorblax");
+    const res = await s.api.post(productsPath(s, commonCatalog), [{ id: fresh.id, imageUrl: `https://images.example/${fresh.id}-2.jpg`, descriptor: fresh.descriptor, metadata: fresh.metadata }]);
+    expect(res.status).toBe(202);
+    common.delete(longest.id);
+    await processProducts(s, [fresh]);
+    index(fresh);
+    const after = (await searchCommon(api2, "zorblax", 3)).body.results;
+    expect(ids(after)[0]).toBe(fresh.id);
+    expectHits(after, (await expectedCommon("zorblax")).slice(0, 3), "after the re-creation");
   });
 });
 

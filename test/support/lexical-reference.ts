@@ -19,11 +19,8 @@ export function levenshtein(a: string, b: string): number {
   return previous[y.length]!;
 }
 
-/**
- * Each product's lexical similarity to the query (-1: no match), given every indexed product's
- * descriptor. `commonAbove` is the service's limit on a word's holders (500 by default).
- */
-export function lexicalReference(query: string, descriptors: ReadonlyMap<string, string>, commonAbove = 500): Map<string, number> {
+/** Each product's lexical similarity to the query (-1: no match), given every indexed product's descriptor. */
+export function lexicalReference(query: string, descriptors: ReadonlyMap<string, string>): Map<string, number> {
   const queryWords = lexicalWords(query).slice(0, 16);
   const wordsOf = new Map([...descriptors].map(([id, d]) => [id, lexicalWords(d)]));
   const holders = new Map<string, number>();
@@ -49,7 +46,7 @@ export function lexicalReference(query: string, descriptors: ReadonlyMap<string,
   const out = new Map<string, number>();
   for (const [id, words] of wordsOf) {
     const matched = words.filter((d) => perWord.some((m) => m.has(d)));
-    if (queryWords.length === 0 || !matched.some((d) => holders.get(d)! <= commonAbove)) {
+    if (queryWords.length === 0 || matched.length === 0) {
       out.set(id, NO_MATCH);
       continue;
     }

@@ -6,6 +6,9 @@
 //                          stamps hold the words alone
 //   <base>w:<word>  hash   the products holding the word (a posting list) -> their stamps; a set of
 //                          the products in builds written before stamps (ids not starting 'h')
+//   <base>r:<word>  zset   the same products scored by their number of words ('h' builds only): a
+//                          word held by too many products to score them all is read from its
+//                          fewest-worded holders, the best lexical matches of a word typed alone
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
 //   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
@@ -38,13 +41,21 @@ for w in string.gmatch(ARGV[4], '%S+') do now[w] = true end
 local hashed = string.sub(build, 1, 1) == 'h'
 for w in pairs(had) do
   if not now[w] then
-    if hashed then redis.call('HDEL', base .. 'w:' .. w, id) else redis.call('SREM', base .. 'w:' .. w, id) end
+    if hashed then
+      redis.call('HDEL', base .. 'w:' .. w, id)
+      redis.call('ZREM', base .. 'r:' .. w, id)
+    else
+      redis.call('SREM', base .. 'w:' .. w, id)
+    end
   end
 end
+local count = 0
+for _ in pairs(now) do count = count + 1 end
 for w in pairs(now) do
   local key = base .. 'w:' .. w
   if hashed then
     if redis.call('HSET', key, id, ARGV[3]) == 1 and redis.call('HLEN', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
+    redis.call('ZADD', base .. 'r:' .. w, count, id)
   elseif not had[w] then
     redis.call('SADD', key, id)
     if redis.call('SCARD', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end

@@ -17,11 +17,12 @@
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not),
 //       then per group its token count and tokens; then for lexical matching ("" when none):
-//       vocabulary build, vocabulary size, most holders of a word, words...
+//       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
+//       held by more (its fewest-worded), words...
 // Reply: {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
 //         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
-//         common word count, common words..., holders as "<id> <stamp>" lines}
+//         then with lexical matching the holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets')
 local version = meta[1]
@@ -168,37 +169,54 @@ if size > 0 and count > 0 then
     reply[#reply + 1] = attrs[(i + 1) / 2] or redis.call('VGETATTR', KEYS[1], found[i]) or ''
   end
 end
-if not base then
-  reply[#reply + 1] = 0
-  return reply
-end
-local most = tonumber(ARGV[at + 2])
+if not base then return reply end
+local most, ranked = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
 local holders, stamps, seen, common = {}, {}, {}, {}
-for i = at + 3, #ARGV do
+local function hold(id, stamp)
+  if not seen[id] then
+    seen[id] = true
+    holders[#holders + 1] = id
+    stamps[#holders] = stamp
+  end
+end
+for i = at + 4, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
   if (hashed and redis.call('HLEN', key) or redis.call('SCARD', key)) > most then
     common[#common + 1] = ARGV[i]
   elseif hashed then
     local entries = redis.call('HGETALL', key)
-    for j = 1, #entries, 2 do
-      local id = entries[j]
-      if not seen[id] then
-        seen[id] = true
-        holders[#holders + 1] = id
-        stamps[#holders] = entries[j + 1]
+    for j = 1, #entries, 2 do hold(entries[j], entries[j + 1]) end
+  else
+    for _, id in ipairs(redis.call('SMEMBERS', key)) do hold(id, nil) end
+  end
+end
+-- A common word (held by more than \`most\`): its \`ranked\` fewest-worded holders, while the query's
+-- common words have given fewer than \`most\` in all, and the nearest elements above that hold it,
+-- so that every product returned is scored in full (README: "Lexical matching at scale").
+if hashed and #common > 0 then
+  local taken = 0
+  for _, word in ipairs(common) do
+    if taken >= most then break end
+    local ids = redis.call('ZRANGE', base .. 'r:' .. word, 0, ranked - 1)
+    taken = taken + #ids
+    if #ids > 0 then
+      local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
+      for k, id in ipairs(ids) do
+        if found[k] then hold(id, found[k]) end
       end
     end
-  else
-    for _, id in ipairs(redis.call('SMEMBERS', key)) do
-      if not seen[id] then
-        seen[id] = true
-        holders[#holders + 1] = id
+  end
+  for from = 6, #reply, 1500 do
+    local ids = {}
+    for k = from, math.min(#reply, from + 1499), 3 do ids[#ids + 1] = reply[k] end
+    for _, word in ipairs(common) do
+      local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
+      for k, id in ipairs(ids) do
+        if found[k] then hold(id, found[k]) end
       end
     end
   end
 end
-reply[#reply + 1] = #common
-for i = 1, #common do reply[#reply + 1] = common[i] end
 -- Each holder as "<id> <stamp>" (ids hold no spaces; the stamp is "" in builds written before
 -- stamps), one line each: the caller has most holders already (holder-cache.ts) and reads the rest
 -- with HOLDERS_SCRIPT.

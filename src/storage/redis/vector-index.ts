@@ -92,6 +92,7 @@ export class RedisVectorIndex implements VectorIndex {
             lexical.vocabulary.build,
             String(lexical.vocabulary.size),
             String(lexical.maxProducts),
+            String(lexical.commonWordProducts),
             ...lexical.words,
           ]
         : [""]),
@@ -109,11 +110,9 @@ export class RedisVectorIndex implements VectorIndex {
       hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
-    const common = reply.slice(i + 1, i + 1 + Number(reply[i])).map(String);
-    i += 1 + common.length;
     const holders = lexical && i < reply.length ? await this.scoredHolders(catalogId, lexical, String(reply[i])) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
-    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, common };
+    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders };
   }
 
   /**
