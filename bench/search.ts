@@ -802,6 +802,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(statLine(`REST POST /search lexical, 1 client`, lexical.rest1.s, cpuNote(lexical.rest1)));
     console.log(statLine(`REST POST /search lexical, ${c} clients`, lexical.rest8.s, cpuNote(lexical.rest8)));
     for (const { label, s: st } of lexical.parts) console.log(statLine(`Searcher.search, ${label}`, st));
+    console.log(`  lexical answers (REST, 1 client)       ${lexical.quality.map((q) => `${q.label} ${q.value.toFixed(3)}`).join(", ")}`);
     const lexicalKeyBytes = Math.max(0, loaded.memDelta - loaded.keyBytes);
     console.log(`  lexical index memory (used_memory delta - vector set)  ${(lexicalKeyBytes / 1024 / 1024).toFixed(1)} MB = ${(lexicalKeyBytes / n).toFixed(0)} B/product`);
 
@@ -1167,6 +1168,18 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
   const firstPass = await runner.run({ ...task(1), warmup: 0, total: queries.length }, "REST lexical first pass");
   const rest1 = await runner.run(task(1), "REST lexical c=1");
   const rest8 = await runner.run(task(options.concurrency), `REST lexical c=${options.concurrency}`);
+  // Quality of the 1-client run's answers: how many of a brand query's top 10 hold the brand (the
+  // misspelt brand and the prefix stand for it), and whether an exact title's product is first.
+  const quality = sets.map(([label, set], s) => {
+    let sum = 0;
+    set.forEach((_, k) => {
+      const got = rest1.results[s * 50 + k] ?? [];
+      const index = (id: string) => Number(id.slice(1));
+      if (s === 3) sum += got[0] !== undefined && index(got[0]) === Math.floor((k * n) / 50) ? 1 : 0;
+      else sum += got.slice(0, 10).filter((id) => catalog.metadata[index(id)]!.brand === queriedBrand(k)).length / 10;
+    });
+    return { label: s === 3 ? `${label} first` : `${label} P@10`, value: sum / set.length };
+  });
   const parts = [];
   for (const [label, set] of sets) {
     const s1 = await timed(Math.min(options.queries, 200), 10, (i) =>
@@ -1174,7 +1187,7 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
     );
     parts.push({ label, s: s1 });
   }
-  return { count: queries.length, labels: sets.map(([label]) => label), firstPass, rest1, rest8, parts };
+  return { count: queries.length, labels: sets.map(([label]) => label), firstPass, rest1, rest8, parts, quality };
 }
 
 /**

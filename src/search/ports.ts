@@ -95,6 +95,8 @@ export type IndexAnswer =
       current: boolean;
       hits: IndexHit[];
       lexical: LexicalHit[];
+      /** A common word has holders beyond those read (LexicalQuery.commonWordProducts). */
+      moreCommonHolders: boolean;
     };
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */

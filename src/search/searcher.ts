@@ -334,6 +334,13 @@ export class Searcher {
       const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]
         .filter((h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
         .sort(byScore);
+      if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < this.settings.lexicalMaxHolders) {
+        // No meaning to rank by, and the fewest-worded holders read of a common word were too
+        // few to pass the filters and threshold: read more of them (at most lexicalMaxHolders, as
+        // for a rarer word).
+        wanted *= 4;
+        continue;
+      }
       if (seenAll || bound < want.threshold) return passing.slice(0, want.topK);
       const certain = passing.filter((h) => h.score >= bound);
       if (certain.length >= want.topK) return certain.slice(0, want.topK);

@@ -232,8 +232,8 @@ describe("visibility of lexical matches", () => {
 
 describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
   // 16 holders of an unknown brand with 2 to 6 words, and 8 other products; a second API process
-  // takes any word held by more than 4 products as common.
-  const LIMIT = 4;
+  // takes any word held by more than 12 products as common.
+  const LIMIT = 12;
   const EXTRA = ["women", "black", "running", "shoes", "sunglasses"];
   const common = new Map<string, Indexed>();
   let commonCatalog: string;
@@ -283,6 +283,20 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
       expect(res.status).toBe(200);
       expect(res.body.results.length, query).toBe(3);
       for (const hit of res.body.results as { productId: string; score: number }[]) expect(hit.score, `${query}: ${hit.productId}`).toBeCloseTo(want.get(hit.productId)!, 5);
+    }
+  });
+
+  it("reads more of a common word's holders when too few of the fewest-worded pass the filters", async () => {
+    // Prices held only by the longest holders, which come last in the word's order.
+    const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ")).sort((a, b) => b.descriptor.length - a.descriptor.length || (a.id < b.id ? -1 : 1));
+    const prices = longest.slice(0, 3).map((p) => p.metadata.price as number);
+    const filters = [{ field: "price", operator: "in", value: prices }];
+    const want = (await expectedCommon("zorblax")).filter((h) => prices.includes(h.metadata.price as number));
+    expect(want.length).toBeGreaterThanOrEqual(3);
+    for (const topK of [1, 3]) {
+      const res = await api2.post("/search", { organizationId: s.org, catalogId: commonCatalog, query: "zorblax", topK, visual_weight: W, similarity_threshold: 0, filters });
+      expect(res.status).toBe(200);
+      expectHits(res.body.results, want.slice(0, topK), `zorblax, filtered, top ${topK}`);
     }
   });
 

@@ -22,7 +22,8 @@
 // Reply: {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
 //         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
-//         then with lexical matching the holders as "<id> <stamp>" lines}
+//         then with lexical matching: 1 if a common word has holders not read (else 0), and the
+//         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets')
 local version = meta[1]
@@ -193,11 +194,13 @@ end
 -- A common word (held by more than \`most\`): its \`ranked\` fewest-worded holders, while the query's
 -- common words have given fewer than \`most\` in all, and the nearest elements above that hold it,
 -- so that every product returned is scored in full (README: "Lexical matching at scale").
+local more = 0
 if hashed and #common > 0 then
   local taken = 0
   for _, word in ipairs(common) do
-    if taken >= most then break end
+    if taken >= most then more = 1 break end
     local ids = redis.call('ZRANGE', base .. 'r:' .. word, 0, ranked - 1)
+    if #ids == ranked then more = 1 end
     taken = taken + #ids
     if #ids > 0 then
       local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
@@ -236,6 +239,7 @@ for from = 1, hashed and 0 or #holders, 500 do
     if doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '') end
   end
 end
+reply[#reply + 1] = more
 reply[#reply + 1] = table.concat(lines, '\\n')
 return reply
 `;

@@ -110,9 +110,10 @@ export class RedisVectorIndex implements VectorIndex {
       hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
-    const holders = lexical && i < reply.length ? await this.scoredHolders(catalogId, lexical, String(reply[i])) : [];
+    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(catalogId, lexical, String(reply[i + 1])) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
-    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders };
+    const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
+    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
   }
 
   /**
