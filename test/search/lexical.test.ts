@@ -231,16 +231,21 @@ describe("visibility of lexical matches", () => {
 });
 
 describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
-  // 16 holders of an unknown brand with 2 to 6 words, and 8 other products; a second API process
-  // takes any word held by more than 12 products as common.
-  const LIMIT = 12;
+  // 160 holders of an unknown brand with 2 to 6 words (past RANKED_FROM: their holders are ranked),
+  // and 20 other products; a second API process takes any word held by more than 100 products as
+  // common.
+  const LIMIT = 100;
   const EXTRA = ["women", "black", "running", "shoes", "sunglasses"];
   const common = new Map<string, Indexed>();
   let commonCatalog: string;
   let limited: Awaited<ReturnType<typeof createApiApp>>;
   let api2: RestClient;
 
-  const commonProduct = (i: number, descriptor: string) => product(100 + i, "zorblax", descriptor, seededRandom(200 + i));
+  // The price tells the number of words.
+  const commonProduct = (i: number, descriptor: string) => {
+    const p = product(1000 + i, "zorblax", descriptor, seededRandom(2000 + i));
+    return { ...p, metadata: { ...p.metadata, price: 10 * descriptor.split(" ").length } };
+  };
   const index = (p: ProductSpec) => common.set(p.id, { id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
   const searchCommon = (api: RestClient, query: string, topK: number) =>
     api.post("/search", { organizationId: s.org, catalogId: commonCatalog, query, topK, visual_weight: W, similarity_threshold: 0 });
@@ -249,8 +254,8 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
   beforeAll(async () => {
     commonCatalog = await createCatalog(s, "common words");
     const specs = [
-      ...Array.from({ length: 16 }, (_, i) => commonProduct(i, ["zorblax", ...EXTRA.slice(0, 1 + ((i * 7) % 5))].join(" "))),
-      ...Array.from({ length: 8 }, (_, i) => commonProduct(16 + i, EXTRA.slice(i % 3).join(" "))),
+      ...Array.from({ length: 160 }, (_, i) => commonProduct(i, ["zorblax", ...EXTRA.slice(0, 1 + ((i * 7) % 5))].join(" "))),
+      ...Array.from({ length: 20 }, (_, i) => commonProduct(160 + i, EXTRA.slice(i % 3).join(" "))),
     ];
     await postProducts(s, commonCatalog, specs);
     await processProducts(s, specs);
@@ -272,8 +277,8 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
         expectHits(res.body.results, want, `zorblax top ${topK}`);
       }
     }
-    // The best are the four two-word holders, then a three-word one.
-    expect((await searchCommon(api2, "zorblax", 5)).body.results.map((h: { productId: string }) => common.get(h.productId)!.descriptor.split(" ").length)).toEqual([2, 2, 2, 2, 3]);
+    // The best are two-word holders.
+    expect((await searchCommon(api2, "zorblax", 5)).body.results.map((h: { metadata: JsonRecord }) => h.metadata.price)).toEqual([20, 20, 20, 20, 20]);
   });
 
   it("credits every nearest element that holds a common word with its lexical match, as the documented score does", async () => {
@@ -287,11 +292,9 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
   });
 
   it("reads more of a common word's holders when too few of the fewest-worded pass the filters", async () => {
-    // Prices held only by the longest holders, which come last in the word's order.
-    const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ")).sort((a, b) => b.descriptor.length - a.descriptor.length || (a.id < b.id ? -1 : 1));
-    const prices = longest.slice(0, 3).map((p) => p.metadata.price as number);
-    const filters = [{ field: "price", operator: "in", value: prices }];
-    const want = (await expectedCommon("zorblax")).filter((h) => prices.includes(h.metadata.price as number));
+    // The three-word holders, ranked 33rd to 64th.
+    const filters = [{ field: "price", operator: "eq", value: 30 }];
+    const want = (await expectedCommon("zorblax")).filter((h) => h.metadata.price === 30);
     expect(want.length).toBeGreaterThanOrEqual(3);
     for (const topK of [1, 3]) {
       const res = await api2.post("/search", { organizationId: s.org, catalogId: commonCatalog, query: "zorblax", topK, visual_weight: W, similarity_threshold: 0, filters });
@@ -308,7 +311,7 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
 
     // The longest holder re-created with one word: it becomes the best.
     const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ")).sort((a, b) => b.descriptor.length - a.descriptor.length)[0]!;
-    const fresh = commonProduct(Number(longest.id.slice(4)) - 100, "zorblax");
+    const fresh = commonProduct(Number(longest.id.slice(4)) - 1000, "zorblax");
     const res = await s.api.post(productsPath(s, commonCatalog), [{ id: fresh.id, imageUrl: `https://images.example/${fresh.id}-2.jpg`, descriptor: fresh.descriptor, metadata: fresh.metadata }]);
     expect(res.status).toBe(202);
     common.delete(longest.id);

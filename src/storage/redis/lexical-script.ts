@@ -6,9 +6,10 @@
 //                          stamps hold the words alone
 //   <base>w:<word>  hash   the products holding the word (a posting list) -> their stamps; a set of
 //                          the products in builds written before stamps (ids not starting 'h')
-//   <base>r:<word>  zset   the same products scored by their number of words ('h' builds only): a
-//                          word held by too many products to score them all is read from its
-//                          fewest-worded holders, the best lexical matches of a word typed alone
+//   <base>r:<word>  zset   for a word of more than RANKED_FROM holders ('h' builds only), the same
+//                          products scored by their number of words: a word held by too many
+//                          products to score them all is read from its fewest-worded holders, the
+//                          best lexical matches of a word typed alone
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
 //   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
@@ -17,6 +18,13 @@
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
 //   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
 // with <base> = <prefix>{<catalogId>}:lex:<build>:
+
+/**
+ * Words held by more products than this keep their holders ranked too (`r:<word>`). Below it a
+ * query reads every holder anyway (SEARCH_LEXICAL_MAX_HOLDERS is larger by default), and most of a
+ * catalog's words (its long tail, SKUs, sizes) need no sorted set of their own.
+ */
+export const RANKED_FROM = 128;
 
 // Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
@@ -42,8 +50,9 @@ local hashed = string.sub(build, 1, 1) == 'h'
 for w in pairs(had) do
   if not now[w] then
     if hashed then
-      redis.call('HDEL', base .. 'w:' .. w, id)
-      redis.call('ZREM', base .. 'r:' .. w, id)
+      local key = base .. 'w:' .. w
+      redis.call('HDEL', key, id)
+      if redis.call('HLEN', key) > ${RANKED_FROM} then redis.call('ZREM', base .. 'r:' .. w, id) else redis.call('DEL', base .. 'r:' .. w) end
     else
       redis.call('SREM', base .. 'w:' .. w, id)
     end
@@ -54,8 +63,20 @@ for _ in pairs(now) do count = count + 1 end
 for w in pairs(now) do
   local key = base .. 'w:' .. w
   if hashed then
-    if redis.call('HSET', key, id, ARGV[3]) == 1 and redis.call('HLEN', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end
-    redis.call('ZADD', base .. 'r:' .. w, count, id)
+    local added = redis.call('HSET', key, id, ARGV[3]) == 1
+    local n = redis.call('HLEN', key)
+    if added and n == 1 then redis.call('RPUSH', base .. 'vocab', w) end
+    local ranks = base .. 'r:' .. w
+    if n > ${RANKED_FROM} and redis.call('ZADD', ranks, count, id) == 1 and redis.call('ZCARD', ranks) == 1 then
+      -- The word has just passed RANKED_FROM holders: rank the others by their stored words.
+      for _, holder in ipairs(redis.call('HKEYS', key)) do
+        if holder ~= id then
+          local words = -1
+          for _ in string.gmatch(redis.call('HGET', base .. 'docs', holder) or '', '%S+') do words = words + 1 end
+          redis.call('ZADD', ranks, math.max(words, 0), holder)
+        end
+      end
+    end
   elseif not had[w] then
     redis.call('SADD', key, id)
     if redis.call('SCARD', key) == 1 then redis.call('RPUSH', base .. 'vocab', w) end

@@ -1,3 +1,5 @@
+import { RANKED_FROM } from "./lexical-script.js";
+
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
 // (Redis 8.0 has no VSIM WITHATTRIBS), and score the holders of the queried words.
@@ -182,7 +184,8 @@ local function hold(id, stamp)
 end
 for i = at + 4, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
-  if (hashed and redis.call('HLEN', key) or redis.call('SCARD', key)) > most then
+  local n = hashed and redis.call('HLEN', key) or redis.call('SCARD', key)
+  if n > most and (not hashed or n > ${RANKED_FROM}) then
     common[#common + 1] = ARGV[i]
   elseif hashed then
     local entries = redis.call('HGETALL', key)
@@ -191,9 +194,10 @@ for i = at + 4, #ARGV do
     for _, id in ipairs(redis.call('SMEMBERS', key)) do hold(id, nil) end
   end
 end
--- A common word (held by more than \`most\`): its \`ranked\` fewest-worded holders, while the query's
--- common words have given fewer than \`most\` in all, and the nearest elements above that hold it,
--- so that every product returned is scored in full (README: "Lexical matching at scale").
+-- A common word (held by more than \`most\` products, and than RANKED_FROM, so its holders are
+-- ranked): its \`ranked\` fewest-worded holders, while the query's common words have given fewer
+-- than \`most\` in all, and the nearest elements above that hold it, so that every product
+-- returned is scored in full (README: "Lexical matching at scale").
 local more = 0
 if hashed and #common > 0 then
   local taken = 0
