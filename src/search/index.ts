@@ -30,4 +30,4 @@ export type {
   VectorIndex,
   VocabularyRead,
 } from "./ports.js";
-export { lexicalWords, LEXICAL_LIMITS } from "./lexical.js";
+export { holderOrder, lexicalWords, LEXICAL_LIMITS } from "./lexical.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { INEXACT_SCALE, LexicalVocabulary, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
+import { holderOrder, INEXACT_SCALE, LexicalVocabulary, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
 
 const titles = ["Nike Men Red Polo T-shirt", "Nike Men Red Polo Tshirts", "Nike Men Striped Red Polo T-shirt", "Nike Men Blue Polo T-shirt", "Puma Men Red Polo T-shirt"];
 
@@ -34,5 +34,18 @@ describe("lexicalSimilarity", () => {
   it("is NO_LEXICAL_MATCH for a product none of whose words the query matches", () => {
     expect(similarity("adidas", "Nike Men Red Polo T-shirt")).toBe(NO_LEXICAL_MATCH);
     expect(similarity("men", "Nike Men Red Polo T-shirt")).toBeCloseTo(INEXACT_SCALE * (0.9 + 0.1 / 5), 10);
+  });
+});
+
+describe("the order a common word's holders are read in", () => {
+  it("puts boosted products first, then those of fewer words", () => {
+    const order = [holderOrder("NO_BOOST", 2), holderOrder("SUPER_BOOST", 9), holderOrder("BOOST", 3), holderOrder("NO_BOOST", 1), holderOrder("BOOST", 2)];
+    expect([...order].sort((a, b) => a - b)).toEqual([holderOrder("SUPER_BOOST", 9), holderOrder("BOOST", 2), holderOrder("BOOST", 3), holderOrder("NO_BOOST", 1), holderOrder("NO_BOOST", 2)]);
+  });
+
+  it("takes a query's best-matched words first", () => {
+    const vocabulary = new LexicalVocabulary("b1");
+    vocabulary.add(["polos", "polo", "poloneck", "red"]);
+    expect(vocabulary.expand(["red", "polo"]).words).toEqual(["red", "polo", "polos", "poloneck"]);
   });
 });

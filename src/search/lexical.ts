@@ -96,9 +96,11 @@ export class LexicalVocabulary {
       }
       return matches;
     });
-    const words = new Set<string>();
-    for (const matches of perWord) for (const word of matches.keys()) words.add(word);
-    return { typed: queryWords, perWord, words: [...words], matched: words };
+    const best = new Map<string, number>();
+    for (const matches of perWord) for (const [word, value] of matches) best.set(word, Math.max(best.get(word) ?? 0, value));
+    // Best matches first: the index reads a common word's holders in this order, up to a budget.
+    const words = [...best.keys()].sort((a, b) => best.get(b)! - best.get(a)!);
+    return { typed: queryWords, perWord, words, matched: new Set(words) };
   }
 }
 
@@ -107,10 +109,22 @@ export interface ExpandedQuery {
   typed: readonly string[];
   /** For each query word: the catalog words it matches and how well (0, 1]. */
   perWord: readonly ReadonlyMap<string, number>[];
-  /** Every catalog word some query word matches. */
+  /** Every catalog word some query word matches, best matches first. */
   words: readonly string[];
   /** The same words, to look up. */
   matched: ReadonlySet<string>;
+}
+
+const RANK_ORDER: Readonly<Record<string, number>> = { SUPER_BOOST: 0, BOOST: 1 };
+
+/**
+ * Where a product comes in the order a common word's holders are read (README "Lexical matching
+ * at scale"), lower first: its rank (SUPER_BOOST, BOOST, then the rest), then its fewest words. For
+ * a word typed alone this is the order of their scores but where a boost is smaller than the
+ * difference a word makes.
+ */
+export function holderOrder(rank: unknown, words: number): number {
+  return 100_000 * (RANK_ORDER[String(rank)] ?? 2) + Math.min(words, 99_999);
 }
 
 /** The lexical similarity of a product with these words; NO_LEXICAL_MATCH when none matches. */

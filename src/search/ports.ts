@@ -59,14 +59,17 @@ export interface IndexQuery {
 export interface LexicalQuery {
   /** The vocabulary the words were expanded with; another one answers "vocabulary" and nothing else. */
   vocabulary: { build: string; size: number };
+  /** In order of preference (a common word's holders are read in this order, up to a budget). */
   words: readonly string[];
   /** Every holder of a word held by at most this many products is scored, */
   maxProducts: number;
   /**
-   * and of a word held by more (a common word), this many of its fewest-worded holders (at most
-   * maxProducts over all the query's common words), and the nearest elements that hold it.
+   * and of a word held by more (a common word), this many of its first holders (holderOrder), at
+   * most commonProducts over all the query's common words in the order of `words`, and the
+   * nearest elements that hold it.
    */
   commonWordProducts: number;
+  commonProducts: number;
   /** Unit (or zero) query parts each holder's element is dotted with. */
   visual: Float32Array;
   text: Float32Array;

@@ -285,6 +285,7 @@ export class Searcher {
                 words: expanded.words,
                 maxProducts: this.settings.lexicalMaxHolders,
                 commonWordProducts: wanted,
+                commonProducts: wanted * typed.words.length,
                 visual: typed.visual,
                 text: typed.text,
               }

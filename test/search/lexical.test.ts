@@ -303,6 +303,16 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
     }
   });
 
+  it("reads a boosted holder first, from the query after its rank changes", async () => {
+    const long = [...common.values()].find((p) => p.descriptor.startsWith("zorblax ") && p.metadata.price === 60)!;
+    expect(ids((await searchCommon(api2, "zorblax", 5)).body.results)).not.toContain(long.id);
+    expect((await s.api.put(`${productsPath(s, commonCatalog)}/${long.id}/rank`, { rank: "BOOST" })).status).toBe(200);
+    common.set(long.id, { ...long, rank: "BOOST" });
+    const after = (await searchCommon(api2, "zorblax", 5)).body.results;
+    expect(ids(after)[0]).toBe(long.id);
+    expectHits(after, (await expectedCommon("zorblax")).slice(0, 5), "after the boost");
+  });
+
   it("follows deletes and re-creations from the very next query", async () => {
     const [best] = (await searchCommon(api2, "zorblax", 1)).body.results as { productId: string }[];
     expect((await s.api.delete(`${productsPath(s, commonCatalog)}/${best!.productId}`)).status).toBe(200);
@@ -310,7 +320,7 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
     expectHits((await searchCommon(api2, "zorblax", 3)).body.results, (await expectedCommon("zorblax")).slice(0, 3), "after the delete");
 
     // The longest holder re-created with one word: it becomes the best.
-    const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ")).sort((a, b) => b.descriptor.length - a.descriptor.length)[0]!;
+    const longest = [...common.values()].filter((p) => p.descriptor.startsWith("zorblax ") && p.rank === "NO_BOOST").sort((a, b) => b.descriptor.length - a.descriptor.length)[0]!;
     const fresh = commonProduct(Number(longest.id.slice(4)) - 1000, "zorblax");
     const res = await s.api.post(productsPath(s, commonCatalog), [{ id: fresh.id, imageUrl: `https://images.example/${fresh.id}-2.jpg`, descriptor: fresh.descriptor, metadata: fresh.metadata }]);
     expect(res.status).toBe(202);

@@ -7,9 +7,10 @@
 //   <base>w:<word>  hash   the products holding the word (a posting list) -> their stamps; a set of
 //                          the products in builds written before stamps (ids not starting 'h')
 //   <base>r:<word>  zset   for a word of more than RANKED_FROM holders ('h' builds only), the same
-//                          products scored by their number of words: a word held by too many
-//                          products to score them all is read from its fewest-worded holders, the
-//                          best lexical matches of a word typed alone
+//                          products scored by their holder order (search/lexical.ts holderOrder:
+//                          boosted first, then fewest words), which leads their stamps as
+//                          "<order>.": a word held by too many products to score them all is read
+//                          from its first holders, the best lexical matches of a word typed alone
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
 //   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
@@ -58,8 +59,8 @@ for w in pairs(had) do
     end
   end
 end
-local count = 0
-for _ in pairs(now) do count = count + 1 end
+-- A holder's place in the ranked sets; stamps written before the order was kept come last.
+local function order(stamp) return tonumber(string.match(stamp, '^(%d+)%.') or '999999') end
 for w in pairs(now) do
   local key = base .. 'w:' .. w
   if hashed then
@@ -67,14 +68,11 @@ for w in pairs(now) do
     local n = redis.call('HLEN', key)
     if added and n == 1 then redis.call('RPUSH', base .. 'vocab', w) end
     local ranks = base .. 'r:' .. w
-    if n > ${RANKED_FROM} and redis.call('ZADD', ranks, count, id) == 1 and redis.call('ZCARD', ranks) == 1 then
-      -- The word has just passed RANKED_FROM holders: rank the others by their stored words.
-      for _, holder in ipairs(redis.call('HKEYS', key)) do
-        if holder ~= id then
-          local words = -1
-          for _ in string.gmatch(redis.call('HGET', base .. 'docs', holder) or '', '%S+') do words = words + 1 end
-          redis.call('ZADD', ranks, math.max(words, 0), holder)
-        end
+    if n > ${RANKED_FROM} and redis.call('ZADD', ranks, order(ARGV[3]), id) == 1 and redis.call('ZCARD', ranks) == 1 then
+      -- The word has just passed RANKED_FROM holders (or was indexed before ranked sets): rank the others.
+      local entries = redis.call('HGETALL', key)
+      for j = 1, #entries, 2 do
+        if entries[j] ~= id then redis.call('ZADD', ranks, order(entries[j + 1]), entries[j]) end
       end
     end
   elseif not had[w] then

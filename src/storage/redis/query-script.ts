@@ -20,7 +20,7 @@ import { RANKED_FROM } from "./lexical-script.js";
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not),
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
-//       held by more (its fewest-worded), words...
+//       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
 //         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
@@ -173,7 +173,7 @@ if size > 0 and count > 0 then
   end
 end
 if not base then return reply end
-local most, ranked = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+local most, ranked, budget = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
 local holders, stamps, seen, common = {}, {}, {}, {}
 local function hold(id, stamp)
   if not seen[id] then
@@ -182,7 +182,7 @@ local function hold(id, stamp)
     stamps[#holders] = stamp
   end
 end
-for i = at + 4, #ARGV do
+for i = at + 5, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
   local n = hashed and redis.call('HLEN', key) or redis.call('SCARD', key)
   if n > most and (not hashed or n > ${RANKED_FROM}) then
@@ -195,31 +195,43 @@ for i = at + 4, #ARGV do
   end
 end
 -- A common word (held by more than \`most\` products, and than RANKED_FROM, so its holders are
--- ranked): its \`ranked\` fewest-worded holders, while the query's common words have given fewer
--- than \`most\` in all, and the nearest elements above that hold it, so that every product
--- returned is scored in full (README: "Lexical matching at scale").
+-- ranked): its \`ranked\` first holders (holderOrder) while the query's common words, taken in the
+-- caller's order, have given fewer than \`budget\`, and the nearest elements above that hold it,
+-- so that every product returned is scored in full (README: "Lexical matching at scale").
 local more = 0
 if hashed and #common > 0 then
-  local taken = 0
+  local taken, isCommon = 0, {}
   for _, word in ipairs(common) do
-    if taken >= most then more = 1 break end
-    local ids = redis.call('ZRANGE', base .. 'r:' .. word, 0, ranked - 1)
-    if #ids == ranked then more = 1 end
-    taken = taken + #ids
-    if #ids > 0 then
-      local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
-      for k, id in ipairs(ids) do
-        if found[k] then hold(id, found[k]) end
+    isCommon[word] = true
+    if taken >= budget then
+      more = 1
+    else
+      local ids = redis.call('ZRANGE', base .. 'r:' .. word, 0, math.min(ranked, budget - taken) - 1)
+      if #ids == ranked or taken + #ids >= budget then more = 1 end
+      taken = taken + #ids
+      if #ids > 0 then
+        local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
+        for k, id in ipairs(ids) do
+          if found[k] then hold(id, found[k]) end
+        end
       end
     end
   end
+  -- The hits' words, a few hundred per HMGET: one call whatever the number of common words.
   for from = 6, #reply, 1500 do
     local ids = {}
     for k = from, math.min(#reply, from + 1499), 3 do ids[#ids + 1] = reply[k] end
-    for _, word in ipairs(common) do
-      local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
-      for k, id in ipairs(ids) do
-        if found[k] then hold(id, found[k]) end
+    local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
+    for k, id in ipairs(ids) do
+      local doc = docs[k]
+      if doc and not seen[id] then
+        local stamp, words = string.match(doc, '^#(%S+) (.*)$')
+        for word in string.gmatch(words or '', '%S+') do
+          if isCommon[word] then
+            hold(id, stamp)
+            break
+          end
+        end
       end
     end
   end

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
+import { holderOrder } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VectorIndex, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
@@ -93,6 +94,7 @@ export class RedisVectorIndex implements VectorIndex {
             String(lexical.vocabulary.size),
             String(lexical.maxProducts),
             String(lexical.commonWordProducts),
+            String(lexical.commonProducts),
             ...lexical.words,
           ]
         : [""]),
@@ -262,8 +264,9 @@ export class RedisVectorIndex implements VectorIndex {
         const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
         pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
         const words = e.words.join(" ");
-        // After the VADD: a query that reads the new stamp finds the new element.
-        const stamp = this.nextStamp();
+        // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
+        // with the product's place among a common word's holders (lexical-script.ts).
+        const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
         if (this.options.filterPostings) {
           // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
           const unit = fp32(unitLength(e.vector));
