@@ -1,5 +1,8 @@
 import { RANKED_FROM } from "./lexical-script.js";
 
+/** How many times more nearest elements a query with a common word asks for. */
+export const COMMON_WORD_NEAREST = 3;
+
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
 // (Redis 8.0 has no VSIM WITHATTRIBS), and score the holders of the queried words.
@@ -48,6 +51,16 @@ if ARGV[at] ~= '' then
   if build ~= ARGV[at] then return {'vocabulary'} end
   base = KEYS[3] .. build .. ':'
   if redis.call('LLEN', base .. 'vocab') ~= tonumber(ARGV[at + 1]) then return {'vocabulary'} end
+end
+-- Each queried word's holder count, and whether one is common (more than \`most\` holders, ranked).
+local most, ranked, budget, lens, anyCommon
+if base then
+  most, ranked, budget, lens, anyCommon = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), {}, false
+  for i = at + 5, #ARGV do
+    local key = base .. 'w:' .. ARGV[i]
+    lens[i] = hashed and redis.call('HLEN', key) or redis.call('SCARD', key)
+    if hashed and lens[i] > most and lens[i] > ${RANKED_FROM} then anyCommon = true end
+  end
 end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current}
@@ -139,6 +152,9 @@ if estimate and count > 0 then
     ask = math.min(size, wanted)
   end
 end
+-- With a common word, more nearest elements: those that hold it are credited with their lexical
+-- match, which may lift them above the first \`count\` (README: "Lexical matching at scale").
+if anyCommon then ask = ask * ${COMMON_WORD_NEAREST} end
 if size > 0 and count > 0 then
   local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
   if size <= tonumber(ARGV[2]) then
@@ -173,7 +189,6 @@ if size > 0 and count > 0 then
   end
 end
 if not base then return reply end
-local most, ranked, budget = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
 local holders, stamps, seen, common = {}, {}, {}, {}
 local function hold(id, stamp)
   if not seen[id] then
@@ -184,7 +199,7 @@ local function hold(id, stamp)
 end
 for i = at + 5, #ARGV do
   local key = base .. 'w:' .. ARGV[i]
-  local n = hashed and redis.call('HLEN', key) or redis.call('SCARD', key)
+  local n = lens[i]
   if n > most and (not hashed or n > ${RANKED_FROM}) then
     common[#common + 1] = ARGV[i]
   elseif hashed then
