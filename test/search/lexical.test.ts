@@ -333,6 +333,71 @@ describe("a word held by more products than SEARCH_LEXICAL_MAX_HOLDERS", () => {
   });
 });
 
+describe("a word held by more products than its ranked set keeps (RANKED_CAP)", () => {
+  // 1,100 holders of an unknown word with 2 to 6 words; the price tells the number of words.
+  const held = new Map<string, Indexed>();
+  let catalog: string;
+  let limited: Awaited<ReturnType<typeof createApiApp>>;
+  let api2: RestClient;
+  const WORDS = ["women", "black", "running", "shoes", "sunglasses"];
+
+  const redis = () => s.server.app.redis;
+  async function rankedKey(): Promise<string> {
+    const tag = `${s.server.config.redis.keyPrefix}{${catalog}}`;
+    return `${tag}:lex:${(await redis().hget(`${tag}:meta`, "lex"))!}:r:quorvex`;
+  }
+  async function rankedSet(): Promise<{ size: number; marked: boolean }> {
+    const key = await rankedKey();
+    return { size: await redis().zcard(key), marked: (await redis().zscore(key, "")) !== null };
+  }
+  const query = (topK: number) => api2.post("/search", { organizationId: s.org, catalogId: catalog, query: "quorvex", topK, visual_weight: W, similarity_threshold: 0 });
+  const expectedTop = async (topK: number) => ranking(await storedMap(s, catalog), held.values(), textQuery(text, "quorvex"), W).filter((h) => h.score >= 0).slice(0, topK);
+
+  beforeAll(async () => {
+    catalog = await createCatalog(s, "a very common word");
+    const specs = Array.from({ length: 1100 }, (_, i) => {
+      const descriptor = ["quorvex", ...WORDS.slice(0, 1 + ((i * 7) % 5))].join(" ");
+      const p = product(5000 + i, "quorvex", descriptor, seededRandom(7000 + i));
+      return { ...p, metadata: { ...p.metadata, price: 10 * descriptor.split(" ").length } };
+    });
+    await postProducts(s, catalog, specs);
+    await processProducts(s, specs);
+    for (const p of specs) held.set(p.id, { id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: "NO_BOOST" });
+    limited = await createApiApp({ ...s.server.config, search: { ...s.server.config.search, lexicalMaxHolders: 100 } });
+    api2 = restClient((await limited.listen()).restUrl, await s.server.createKey(s.org));
+  }, 180_000);
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it("keeps its first 1,000 holders and still answers exactly", async () => {
+    expect(await rankedSet()).toEqual({ size: 1001, marked: true });
+    for (const topK of [1, 5]) expectHits((await query(topK)).body.results, await expectedTop(topK), `top ${topK}`);
+  });
+
+  it("lets a holder it left out in when a boost puts it first, and reads the word afresh when removals leave 250", async () => {
+    const key = await rankedKey();
+    const leftOut = [];
+    for (const p of held.values()) if (p.metadata.price === 60 && (await redis().zscore(key, p.id)) === null) leftOut.push(p);
+    expect(leftOut.length).toBeGreaterThan(0);
+    const lifted = leftOut[0]!;
+    expect((await s.api.put(`${productsPath(s, catalog)}/${lifted.id}/rank`, { rank: "BOOST" })).status).toBe(200);
+    held.set(lifted.id, { ...lifted, rank: "BOOST" });
+    const after = (await query(5)).body.results;
+    expect(ids(after)[0]).toBe(lifted.id);
+    expectHits(after, await expectedTop(5), "after the boost");
+
+    // Remove the first 760 holders: the set falls to 250 kept and is read afresh from the 340 left.
+    const first = (await expectedTop(held.size)).slice(0, 760);
+    for (const h of first) {
+      expect((await s.api.delete(`${productsPath(s, catalog)}/${h.productId}`)).status).toBe(200);
+      held.delete(h.productId);
+    }
+    expect(await rankedSet()).toEqual({ size: 340, marked: false });
+    expectHits((await query(5)).body.results, await expectedTop(5), "after the removals");
+  }, 120_000);
+});
+
 describe("a catalog whose words were indexed before stamps", () => {
   it("is searched exactly as before, and takes writes in its own format, until its next rebuild", async () => {
     const redis = s.server.app.redis;

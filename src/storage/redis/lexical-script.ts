@@ -6,8 +6,8 @@
 //                          stamps hold the words alone
 //   <base>w:<word>  hash   the products holding the word (a posting list) -> their stamps; a set of
 //                          the products in builds written before stamps (ids not starting 'h')
-//   <base>r:<word>  zset   for a word of more than RANKED_FROM holders ('h' builds only), the same
-//                          products scored by their holder order (search/lexical.ts holderOrder:
+//   <base>r:<word>  zset   for a word of more than RANKED_FROM holders ('h' builds only), its first
+//                          RANKED_CAP holders by holder order (search/lexical.ts holderOrder:
 //                          boosted first, then fewest words), which leads their stamps as
 //                          "<order>.": a word held by too many products to score them all is read
 //                          from its first holders, the best lexical matches of a word typed alone
@@ -26,6 +26,14 @@
  * catalog's words (its long tail, SKUs, sizes) need no sorted set of their own.
  */
 export const RANKED_FROM = 128;
+/**
+ * A word's ranked set keeps only its first this many holders: a query reads a few dozen of them
+ * (at most about 2,000, widening), and a word held by 100,000 products would otherwise cost 100,000
+ * sorted-set entries (about 100 bytes each). Removals that leave RANKED_REFILL of them read the
+ * word's holders afresh (one HGETALL of the word).
+ */
+export const RANKED_CAP = 1000;
+const RANKED_REFILL = RANKED_CAP / 4;
 
 // Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
@@ -48,19 +56,41 @@ for w in string.gmatch(ARGV[4], '%S+') do now[w] = true end
 -- Builds named 'h...' keep each word's holders in a hash of their stamps, so a query reads holders
 -- and stamps in one HGETALL a word; older builds keep a set, and the stamps in docs alone.
 local hashed = string.sub(build, 1, 1) == 'h'
+-- A holder's place in the ranked sets; stamps written before the order was kept come last.
+local function order(stamp) return tonumber(string.match(stamp, '^(%d+)%.') or '999999') end
+-- A word's ranked set keeps its first RANKED_CAP holders in holder order. Once it has left others
+-- out, a member "" scored +inf marks it (product ids are never empty): it is then the word's first
+-- holders, so a holder joins it only by coming before its last one.
+local function trim(ranks)
+  local over = redis.call('ZCARD', ranks) - ${RANKED_CAP}
+  if redis.call('ZSCORE', ranks, '') then over = over - 1 end
+  if over > 0 then
+    redis.call('ZREMRANGEBYRANK', ranks, ${RANKED_CAP}, ${RANKED_CAP} + over - 1)
+    redis.call('ZADD', ranks, '+inf', '')
+  end
+end
+local function rebuild(key, ranks)
+  redis.call('DEL', ranks)
+  local entries = redis.call('HGETALL', key)
+  for j = 1, #entries, 2 do redis.call('ZADD', ranks, order(entries[j + 1]), entries[j]) end
+  trim(ranks)
+end
 for w in pairs(had) do
   if not now[w] then
     if hashed then
-      local key = base .. 'w:' .. w
+      local key, ranks = base .. 'w:' .. w, base .. 'r:' .. w
       redis.call('HDEL', key, id)
-      if redis.call('HLEN', key) > ${RANKED_FROM} then redis.call('ZREM', base .. 'r:' .. w, id) else redis.call('DEL', base .. 'r:' .. w) end
+      if redis.call('HLEN', key) <= ${RANKED_FROM} then
+        redis.call('DEL', ranks)
+      elseif redis.call('ZREM', ranks, id) == 1 and redis.call('ZSCORE', ranks, '') and redis.call('ZCARD', ranks) <= ${RANKED_REFILL} then
+        -- Removals have left too few of the first holders: read them afresh.
+        rebuild(key, ranks)
+      end
     else
       redis.call('SREM', base .. 'w:' .. w, id)
     end
   end
 end
--- A holder's place in the ranked sets; stamps written before the order was kept come last.
-local function order(stamp) return tonumber(string.match(stamp, '^(%d+)%.') or '999999') end
 for w in pairs(now) do
   local key = base .. 'w:' .. w
   if hashed then
@@ -68,11 +98,23 @@ for w in pairs(now) do
     local n = redis.call('HLEN', key)
     if added and n == 1 then redis.call('RPUSH', base .. 'vocab', w) end
     local ranks = base .. 'r:' .. w
-    if n > ${RANKED_FROM} and redis.call('ZADD', ranks, order(ARGV[3]), id) == 1 and redis.call('ZCARD', ranks) == 1 then
-      -- The word has just passed RANKED_FROM holders (or was indexed before ranked sets): rank the others.
-      local entries = redis.call('HGETALL', key)
-      for j = 1, #entries, 2 do
-        if entries[j] ~= id then redis.call('ZADD', ranks, order(entries[j + 1]), entries[j]) end
+    if n > ${RANKED_FROM} then
+      local mine = order(ARGV[3])
+      if redis.call('EXISTS', ranks) == 0 then
+        -- The word has just passed RANKED_FROM holders (or was indexed before ranked sets).
+        rebuild(key, ranks)
+      elseif not redis.call('ZSCORE', ranks, '') then
+        redis.call('ZADD', ranks, mine, id)
+        trim(ranks)
+      else
+        local last = redis.call('ZRANGE', ranks, -2, -2, 'WITHSCORES')
+        if last[2] and mine <= tonumber(last[2]) then
+          redis.call('ZADD', ranks, mine, id)
+          trim(ranks)
+        elseif redis.call('ZREM', ranks, id) == 1 and redis.call('ZCARD', ranks) <= ${RANKED_REFILL} then
+          -- It moved past the first holders kept (a rank or words changed), leaving too few.
+          rebuild(key, ranks)
+        end
       end
     end
   elseif not had[w] then

@@ -1,7 +1,7 @@
 import { RANKED_FROM } from "./lexical-script.js";
 
 /** How many times more nearest elements a query with a common word asks for. */
-export const COMMON_WORD_NEAREST = 3;
+export const COMMON_WORD_NEAREST = 5;
 
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
@@ -223,6 +223,11 @@ if hashed and #common > 0 then
     else
       local ids = redis.call('ZRANGE', base .. 'r:' .. word, 0, math.min(ranked, budget - taken) - 1)
       if #ids == ranked or taken + #ids >= budget then more = 1 end
+      -- The mark of a set that keeps only the word's first holders (lexical-script.ts).
+      if ids[#ids] == '' then
+        ids[#ids] = nil
+        more = 1
+      end
       taken = taken + #ids
       if #ids > 0 then
         local found = redis.call('HMGET', base .. 'w:' .. word, unpack(ids))
