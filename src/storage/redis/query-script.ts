@@ -153,7 +153,9 @@ if estimate and count > 0 then
   end
 end
 -- With a common word, more nearest elements: those that hold it are credited with their lexical
--- match, which may lift them above the first \`count\` (README: "Lexical matching at scale").
+-- match, which may lift them above the first \`ask\` (README: "Lexical matching at scale"). Only
+-- the first \`shown\` are hits; the rest only ever come back as holders.
+local shown, beyond = ask, {}
 if anyCommon then ask = ask * ${COMMON_WORD_NEAREST} end
 if size > 0 and count > 0 then
   local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
@@ -171,6 +173,8 @@ if size > 0 and count > 0 then
     args[#args + 1] = ARGV[7]
   end
   local found = redis.call(unpack(args))
+  for i = 2 * shown + 1, #found, 2 do beyond[#beyond + 1] = found[i] end
+  for i = #found, 2 * shown + 1, -1 do found[i] = nil end
   reply[4] = #found / 2
   -- A build with postings keeps every element's attributes in a hash too: one HMGET instead of a
   -- VGETATTR (5 us) per hit, which matters for the hundreds a post-filtered query asks for.
@@ -237,10 +241,12 @@ if hashed and #common > 0 then
       end
     end
   end
-  -- The hits' words, a few hundred per HMGET: one call whatever the number of common words.
-  for from = 6, #reply, 1500 do
-    local ids = {}
-    for k = from, math.min(#reply, from + 1499), 3 do ids[#ids + 1] = reply[k] end
+  -- The nearest elements' words, a few hundred per HMGET: one call whatever the number of common words.
+  local nearest = {}
+  for k = 6, #reply, 3 do nearest[#nearest + 1] = reply[k] end
+  for _, id in ipairs(beyond) do nearest[#nearest + 1] = id end
+  for from = 1, #nearest, 500 do
+    local ids = {unpack(nearest, from, math.min(#nearest, from + 499))}
     local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
     for k, id in ipairs(ids) do
       local doc = docs[k]
