@@ -63,7 +63,7 @@ export interface SearchConfig {
   ef: number;
   /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
   lexical: boolean;
-  /** Every holder of a word held by at most this many products is scored; of a more common word, a few (README "Lexical matching at scale"). */
+  /** Every holder of a word held by at most this many products is scored; of a more common word, its first few (README "Lexical matching at scale"). */
   lexicalMaxHolders: number;
   /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
   filterPostings: boolean;

@@ -9,8 +9,8 @@
 //                        + 0.1 * (product words matched by some query word) / (product words))
 //
 // lexical lies in (0, 1] for a product that holds a matched word, and is NO_LEXICAL_MATCH (-1, the
-// floor of a cosine) for every other product. The text similarity is max(0.8 * semantic cosine, lexical): everything but an exact match
-// is scaled by INEXACT_SCALE, so the product whose descriptor was typed whole stands clear of its
+// floor of a cosine) for every other product. The text similarity is max(0.8 * semantic cosine,
+// lexical): everything but an exact match is scaled by INEXACT_SCALE, so the product whose descriptor was typed whole stands clear of its
 // near-duplicates (same words but one colour, one word more), whose semantic cosines are 0.95-0.99.
 // Fuzzy and prefix lookups over the catalog's vocabulary are minisearch's radix tree
 // (SearchableMap.fuzzyGet / atPrefix).

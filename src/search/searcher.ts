@@ -41,8 +41,8 @@ export interface SearchSettings {
   /**
    * Every holder of a matched word held by at most this many products is scored, about 1.4 us of
    * CPU each; of a word held by more (a "common" word, like "men" or a large brand in a large
-   * catalog), only its fewest-worded holders, as many as the query asks for, and the nearest
-   * elements that hold it (README "Lexical matching at scale").
+   * catalog), only its first holders (boosted, then fewest words: holderOrder), as many as the
+   * query asks for, and the nearest elements that hold it (README "Lexical matching at scale").
    */
   lexicalMaxHolders: number;
 }
@@ -336,9 +336,9 @@ export class Searcher {
         .filter((h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
         .sort(byScore);
       if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < this.settings.lexicalMaxHolders) {
-        // No meaning to rank by, and the fewest-worded holders read of a common word were too
-        // few to pass the filters and threshold: read more of them (at most lexicalMaxHolders, as
-        // for a rarer word).
+        // No meaning to rank by, and the first holders read of a common word were too few to pass
+        // the filters and threshold: read more of them (until past lexicalMaxHolders, as many as
+        // a rarer word's).
         wanted *= 4;
         continue;
       }
