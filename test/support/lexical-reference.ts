@@ -23,9 +23,7 @@ export function levenshtein(a: string, b: string): number {
 export function lexicalReference(query: string, descriptors: ReadonlyMap<string, string>): Map<string, number> {
   const queryWords = lexicalWords(query).slice(0, 16);
   const wordsOf = new Map([...descriptors].map(([id, d]) => [id, lexicalWords(d)]));
-  const holders = new Map<string, number>();
-  for (const words of wordsOf.values()) for (const w of words) holders.set(w, (holders.get(w) ?? 0) + 1);
-  const vocabulary = [...holders.keys()];
+  const vocabulary = [...new Set([...wordsOf.values()].flat())];
   const perWord = queryWords.map((q, i) => {
     const letters = [...q].length;
     const edits = letters >= 8 ? 2 : letters >= 4 ? 1 : 0;

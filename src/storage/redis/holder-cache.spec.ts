@@ -30,6 +30,21 @@ describe("HolderCache", () => {
     expect(cache.get("c", "sku-2", "s2b")).toBeDefined();
   });
 
+  it("keeps a holder whose catalog's last entry its arrival drops, and then drops the oldest of any catalog", () => {
+    const cache = new HolderCache(2);
+    cache.set("x", "sku-1", holder("x1"));
+    cache.set("y", "sku-1", holder("y1"));
+    cache.set("x", "sku-2", holder("x2"));
+    cache.set("y", "sku-2", holder("y2"));
+    expect(cache.get("x", "sku-2", "x2")).toBeDefined();
+    expect(cache.get("y", "sku-2", "y2")).toBeDefined();
+    cache.set("z", "sku-1", holder("z1"));
+    expect(cache.size).toBe(2);
+    expect(cache.get("x", "sku-2", "x2")).toBeUndefined();
+    expect(cache.get("y", "sku-2", "y2")).toBeDefined();
+    expect(cache.get("z", "sku-1", "z1")).toBeDefined();
+  });
+
   it("keeps nothing with capacity 0 or without a stamp (builds written before stamps)", () => {
     const none = new HolderCache(0);
     none.set("c", "sku-1", holder("a1"));

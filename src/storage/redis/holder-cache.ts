@@ -42,11 +42,12 @@ export class HolderCache {
   set(catalogId: string, productId: string, holder: CachedHolder): void {
     // Unstamped holders (an older build) cannot be told apart from their next version.
     if (this.capacity === 0 || holder.stamp === "") return;
-    let products = this.catalogs.get(catalogId);
-    if (!products) this.catalogs.set(catalogId, (products = new Map()));
-    if (products.delete(productId)) this.count--;
+    if (this.catalogs.get(catalogId)?.delete(productId)) this.count--;
     else this.order.push(catalogId);
     while (this.count >= this.capacity) this.dropOldest();
+    // Looked up after the drops: dropping a catalog's last entry drops its map.
+    let products = this.catalogs.get(catalogId);
+    if (!products) this.catalogs.set(catalogId, (products = new Map()));
     products.set(productId, holder);
     this.count++;
   }
