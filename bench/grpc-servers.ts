@@ -60,10 +60,10 @@ function routes(router: ConnectRouter): void {
   router.service(SearchService, { searchProducts: async () => ANSWER });
 }
 
-async function serve(kind: ServerKind): Promise<{ port: number; key?: string }> {
+async function serve(kind: ServerKind): Promise<{ port: number; key?: string; close?: () => Promise<void> }> {
   if (kind === "service-grpc" || kind === "service-rest") {
-    const { restPort, grpcPort, key } = await serveServiceDoors(ANSWER.results as SearchHit[]);
-    return { port: kind === "service-grpc" ? grpcPort : restPort, key };
+    const { restPort, grpcPort, key, close } = await serveServiceDoors(ANSWER.results as SearchHit[]);
+    return { port: kind === "service-grpc" ? grpcPort : restPort, key, close };
   }
   return { port: await servePlain(kind) };
 }
@@ -156,10 +156,10 @@ function caller(kind: ServerKind, port: number, key: string | undefined, request
 
 // Child: serve, report the port, answer CPU questions.
 if (process.argv[2] === "--serve") {
-  const served = await serve(process.argv[3] as ServerKind);
+  const { close, ...served } = await serve(process.argv[3] as ServerKind);
   process.on("message", (message) => {
     if (message === "cpu") process.send!({ cpu: process.cpuUsage() });
-    if (message === "exit") process.exit(0);
+    if (message === "exit") void (close?.() ?? Promise.resolve()).finally(() => process.exit(0));
   });
   process.send!(served);
 } else {

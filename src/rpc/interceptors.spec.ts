@@ -2,9 +2,9 @@
 // carries; any other call (in process, no door) is authenticated as before.
 import { Code, ConnectError, createClient, createContextValues } from "@connectrpc/connect";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiKeys } from "../auth/index.js";
-import type { ApiKeyRecord, ApiKeyRepository, Principal } from "../auth/index.js";
+import type { Principal } from "../auth/index.js";
 import { SearchService } from "../gen/vitrine/v1/search_service_pb.js";
 import { createLogger } from "../logging/index.js";
 import { API_KEY_HEADER } from "./headers.js";
@@ -12,27 +12,23 @@ import { createInProcessTransport } from "./in-process-transport.js";
 import { authInterceptor, errorInterceptor } from "./interceptors.js";
 import { requirementsOf } from "./method-options.js";
 import { principalKey, withCheckedKey } from "./principal-context.js";
+import { MysqlApiKeyRepository, openMysql } from "../storage/mysql/index.js";
+import type { MysqlConnection } from "../storage/mysql/index.js";
+import { dropScratchDatabase, scratchDatabaseUrl } from "../../test/support/scratch-mysql.js";
 
 const ORG = "00000000-0000-4000-8000-00000000000a";
 const OTHER_ORG = "00000000-0000-4000-8000-00000000000b";
 
-class MemoryKeys implements ApiKeyRepository {
-  readonly records = new Map<string, ApiKeyRecord>();
-  async insert(record: ApiKeyRecord) {
-    this.records.set(record.id, record);
-  }
-  async findById(id: string) {
-    return this.records.get(id);
-  }
-  async listByOrganization() {
-    return [...this.records.values()];
-  }
-  async revoke(_org: string, id: string, now: Date) {
-    const record = this.records.get(id);
-    if (record) record.revokedAt = now;
-    return record;
-  }
-}
+// The keys live in the real MariaDB, in a database of this spec's own.
+const databaseUrl = scratchDatabaseUrl();
+let mysql: MysqlConnection;
+beforeAll(async () => {
+  mysql = await openMysql(databaseUrl);
+});
+afterAll(async () => {
+  await mysql?.close();
+  await dropScratchDatabase(databaseUrl);
+});
 
 // The handler answers with whom the interceptor let in.
 function routes(router: ConnectRouter): void {
@@ -51,7 +47,7 @@ let good: { key: string; id: string };
 let revoked: { key: string; id: string };
 
 beforeEach(async () => {
-  keys = new ApiKeys(new MemoryKeys(), "admin-key-of-the-spec", 60_000);
+  keys = new ApiKeys(new MysqlApiKeyRepository(mysql.db), "admin-key-of-the-spec", 60_000);
   const made = await keys.create(ORG, { name: "good", scopes: ["search"], expiresAt: undefined });
   good = { key: made.key, id: made.apiKey.id };
   const old = await keys.create(ORG, { name: "revoked", scopes: ["search"], expiresAt: undefined });

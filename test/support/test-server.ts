@@ -2,13 +2,13 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import mysql from "mysql2/promise";
 import { inject } from "vitest";
 import { adminKeyPath, loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
 import { createApiApp } from "../../src/apps/api/api-app.js";
 import type { ApiApp } from "../../src/apps/api/api-app.js";
 import { deleteKeys, keysMatching } from "./redis-keys.js";
+import { dropScratchDatabase, scratchDatabaseUrl } from "./scratch-mysql.js";
 
 export interface TestServer {
   app: ApiApp;
@@ -23,8 +23,6 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-const BASE_MYSQL_URL = process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/vitrine";
-
 export interface TestServerOptions {
   /** Collect the log lines in `logs` instead of writing them to standard output. */
   captureLogs?: boolean;
@@ -37,8 +35,7 @@ export interface TestServerOptions {
  * database of its own that is dropped on close.
  */
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
-  const databaseUrl = new URL(BASE_MYSQL_URL);
-  databaseUrl.pathname = `/vitrine_test_${randomBytes(6).toString("hex")}`;
+  const databaseUrl = scratchDatabaseUrl();
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-test-"));
   let adminKey = `test-admin-${randomUUID()}`;
   const keyPrefix = `vitrine-test-${randomBytes(6).toString("hex")}:`;
@@ -46,7 +43,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     PORT: "0",
     GRPC_PORT: "0",
     HOST: "127.0.0.1",
-    MYSQL_URL: databaseUrl.toString(),
+    MYSQL_URL: databaseUrl,
     ...redisEnv(),
     REDIS_KEY_PREFIX: keyPrefix,
     ...(options.generatedAdminKey ? {} : { ADMIN_API_KEY: adminKey }),
@@ -86,9 +83,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     async close() {
       await deleteKeys(app.redis, await keysMatching(app.redis, `${keyPrefix}*`));
       await app.close();
-      const connection = await mysql.createConnection({ uri: BASE_MYSQL_URL.replace(/\/[^/]*$/, "/") });
-      await connection.query(`DROP DATABASE IF EXISTS \`${databaseUrl.pathname.slice(1)}\``);
-      await connection.end();
+      await dropScratchDatabase(databaseUrl);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
