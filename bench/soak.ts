@@ -296,6 +296,9 @@ try {
   }
   importing = false;
   await duringLoop;
+  // The same searches as the API timed them (its request log): the client's figure minus the
+  // loopback hop and this process's own event loop, which also serves the photos.
+  const duringInService = serviceLog.searchMs.slice();
   const cpuAtSearchable = sampler.cpuNow();
   if (!searchableAt) log(`TIMEOUT after ${(timeoutMs / 1000).toFixed(0)} s: ${last.processed} processed, ${last.error} in error`);
 
@@ -396,6 +399,7 @@ try {
     console.log(`    at ${fit.at.toFixed(0).padStart(6)} s of the log: trained on ${fit.trainedOn ?? "?"}, ${fit.ms ?? "?"} ms, ${fit.bytes === undefined ? "? bytes" : mb(fit.bytes)}`);
   }
   console.log(`  search during the import p50 / p99   ${latencySummary(during)}, ${duringFailures} failed (one client, ${duringQps}/s)`);
+  console.log(`    inside the API (request log) ${latencySummary(duringInService)}`);
   console.log(`  at ${n} products, one client, p50 / p99:`);
   console.log(`    search                 ${latencySummary(latency.search)}`);
   console.log(`    search, filtered       ${latencySummary(latency.searchFiltered)}  (gender == Men)`);

@@ -32,6 +32,8 @@ export class ServiceLog {
   notJson = 0;
   readonly fits: MapFit[] = [];
   readonly rebuilds: IndexRebuild[] = [];
+  /** Each POST /search's time inside the API (its request line's `ms`), in the order they ended. */
+  readonly searchMs: number[] = [];
   /** warn and error lines by message. */
   readonly problems = new Map<string, number>();
   private readonly file;
@@ -99,6 +101,7 @@ export class ServiceLog {
     const msg = String(entry.msg ?? "");
     if (msg === "incoming request" || msg === "request completed") this.requestLineBytes += length + 1;
     const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+    if (msg === "request completed" && entry.route === "/search" && typeof entry.ms === "number") this.searchMs.push(entry.ms);
     if (msg === "vector index rebuilt from MySQL") {
       this.rebuilds.push({ at: (performance.now() - this.started) / 1000, products: num(entry.products), ms: num(entry.ms) });
     }
