@@ -136,7 +136,8 @@ const schema = z.object({
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
-  SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  // As low as the ranked sets go (storage/redis RANKED_FROM): README "Lexical matching at scale".
+  SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(128),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
   SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),

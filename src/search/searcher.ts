@@ -77,6 +77,13 @@ interface TypedWords {
   visualWeight: number;
 }
 
+/**
+ * How far a query with no meaning widens the reading of its common words' first holders when too
+ * few pass its filters: four times more at each step while fewer than this were read (10, 40,
+ * 160, 640 for a topK of 10).
+ */
+const COMMON_HOLDERS_WIDEN_UP_TO = 500;
+
 /** Reads of a vocabulary one query may need when other processes keep adding words. */
 const VOCABULARY_READS = 5;
 
@@ -335,10 +342,9 @@ export class Searcher {
       const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]
         .filter((h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
         .sort(byScore);
-      if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < this.settings.lexicalMaxHolders) {
+      if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < COMMON_HOLDERS_WIDEN_UP_TO) {
         // No meaning to rank by, and the first holders read of a common word were too few to pass
-        // the filters and threshold: read more of them (until past lexicalMaxHolders, as many as
-        // a rarer word's).
+        // the filters and threshold: read more of them.
         wanted *= 4;
         continue;
       }

@@ -22,7 +22,7 @@
 
 /**
  * Words held by more products than this keep their holders ranked too (`r:<word>`). Below it a
- * query reads every holder anyway (SEARCH_LEXICAL_MAX_HOLDERS is larger by default), and most of a
+ * query reads every holder anyway (SEARCH_LEXICAL_MAX_HOLDERS is this by default), and most of a
  * catalog's words (its long tail, SKUs, sizes) need no sorted set of their own.
  */
 export const RANKED_FROM = 128;
