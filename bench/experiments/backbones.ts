@@ -1,0 +1,231 @@
+// Issue 12: would another image network that ships inside an npm package lift the text-image map and
+// photo-to-photo similarity enough to pay for itself? nsfwjs 4.3.0 carries, beside the MobileNetV2 the
+// service runs, an InceptionV3 (Keras, 94 convolutions, 299 px in the file; its ImageNet weights
+// frozen up to `mixed5`, the layers above fine-tuned with the NSFW head). Its pooled `mixed10` (2048
+// channels) or, with `--cut mixed5`, the last frozen block (768) is measured here at a few input sizes
+// against today's features, with the same map recipe (word prototypes included), split and measures
+// as bench/eval-features.ts, plus photo-to-photo precision on the raw features (no map).
+//
+//   npx tsx bench/experiments/backbones.ts [--sizes 160,224,299] [--cut mixed10] [--part 0/2] [--time N]
+//
+// Features are computed with TensorFlow.js on its wasm backend (tfjs-layers reads the Keras file as
+// it is; the input size is changed in the topology, the network cut and averaged over its
+// positions, as the service does for MobileNet). `--part k/n` computes only every n-th photo from
+// the k-th and caches it, so n processes can share the work; the run without `--part` reads the
+// parts (and computes what is missing). Cached under <CACHE_DIR>/eval/backbone-*.bin. `--time N`
+// times inference alone on the first N photos at each size on TensorFlow.js and on ONNX Runtime
+// (inception-onnx.ts), and checks that the two agree; nothing cached (for a quiet machine).
+import { readFileSync } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import * as tf from "@tensorflow/tfjs-core";
+import * as tfl from "@tensorflow/tfjs-layers";
+import { fitTextImageMap } from "../../src/embeddings/index.js";
+import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
+import { initTfBackend } from "../../src/embeddings/tf-backend.js";
+import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
+import { inceptionToOnnx, ONNX_INPUT, ONNX_OUTPUT } from "./inception-onnx.js";
+import { byType, CACHE_DIR, colourPrecision, DEFAULT_DIR, loadDataset, queriesThrough, scoreTextImage, selfPrecisionAtK, textImageTask } from "../eval.js";
+
+const require = createRequire(import.meta.url);
+const MODEL = "inception_v3";
+let CUT = "mixed10";
+
+interface Inception {
+  model: tfl.LayersModel;
+  /** The Keras layers up to CUT, as the model was built from them. */
+  layers: Parameters<typeof inceptionToOnnx>[1];
+}
+
+async function loadInception(size: number): Promise<Inception> {
+  const dir = join(require.resolve("nsfwjs"), "..", "..", "..", "dist", "models", MODEL);
+  const json = require(join(dir, "model.min.js")) as { modelTopology: { model_config: { config: { layers: { name: string; config: Record<string, unknown> }[]; output_layers: unknown } } }; weightsManifest: { paths: string[]; weights: tf.io.WeightsManifestEntry[] }[] };
+  // The head (pooling fixed at 8x8, then dense layers sized for 299 px) is dropped: the network ends at CUT.
+  const topology = structuredClone(json.modelTopology);
+  const config = topology.model_config.config;
+  config.layers[0]!.config["batch_input_shape"] = [null, size, size, 3];
+  config.layers = config.layers.slice(0, config.layers.findIndex((l) => l.name === CUT) + 1);
+  config.output_layers = [[CUT, 0, 0]];
+  const shards = json.weightsManifest.flatMap((g) => g.paths.map((p) => Buffer.from(require(join(dir, `${p}.min.js`)) as string, "base64")));
+  const all = Buffer.concat(shards);
+  const model = await tfl.loadLayersModel(
+    tf.io.fromMemory({
+      modelTopology: topology,
+      weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
+      weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
+    }),
+    { strict: false },
+  );
+  return { model, layers: config.layers as unknown as Inception["layers"] };
+}
+
+function cacheFile(size: number, part: string): string {
+  return join(CACHE_DIR, "eval", `backbone-${MODEL}-${CUT}-${size}-${part.replace("/", "of")}.bin`);
+}
+
+/** One pooled vector per photo (null where another part computes it), and the mean inference time. */
+async function features(dir: string, files: readonly string[], size: number, k: number, n: number): Promise<{ vectors: (Float32Array | null)[]; ms: number }> {
+  const file = cacheFile(size, `${k}/${n}`);
+  try {
+    const bytes = await readFile(file);
+    const ms = bytes.readDoubleLE(0);
+    const dims = bytes.readUInt32LE(8);
+    let offset = 12;
+    const vectors = files.map((_, i) => {
+      if (i % n !== k) return null;
+      const v = new Float32Array(bytes.buffer.slice(bytes.byteOffset + offset, bytes.byteOffset + offset + 4 * dims));
+      offset += 4 * dims;
+      return v;
+    });
+    return { vectors, ms };
+  } catch {
+    // not cached yet
+  }
+  await initTfBackend(console.error);
+  const { model } = await loadInception(size);
+  const vectors: (Float32Array | null)[] = [];
+  let ms = 0;
+  let done = 0;
+  for (let i = 0; i < files.length; i++) {
+    if (i % n !== k) {
+      vectors.push(null);
+      continue;
+    }
+    const rgb = await decodeRgb(readFileSync(join(dir, files[i]!)), size);
+    const t0 = performance.now();
+    const pooled = tf.tidy(() => tf.mean(model.predict(tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3])) as tf.Tensor4D, [1, 2]));
+    vectors.push(Float32Array.from(await pooled.data()));
+    pooled.dispose();
+    ms += performance.now() - t0;
+    if (++done % 100 === 0) console.error(`${MODEL} ${size} px part ${k}/${n}: ${done} photos, ${(ms / done).toFixed(0)} ms each`);
+  }
+  ms /= done;
+  const mine = vectors.filter((v): v is Float32Array => v !== null);
+  const header = Buffer.alloc(12);
+  header.writeDoubleLE(ms, 0);
+  header.writeUInt32LE(mine[0]!.length, 8);
+  await mkdir(join(CACHE_DIR, "eval"), { recursive: true });
+  await writeFile(`${file}.tmp`, Buffer.concat([header, ...mine.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))]));
+  await rename(`${file}.tmp`, file);
+  return { vectors, ms };
+}
+
+/** Pooled activations as the service post-processes MobileNet's: square-rooted, unit length. */
+const rooted = (vectors: readonly Float32Array[]) => vectors.map((v) => l2NormaliseInPlace(v.map((x) => Math.sqrt(Math.max(0, x)))));
+
+/** Parts weighted and concatenated, unit length. */
+function combine(parts: [readonly Float32Array[], number][], count: number): Float32Array[] {
+  return Array.from({ length: count }, (_, i) => {
+    const pieces = parts.map(([vectors, w]) => vectors[i]!.map((x) => x * w));
+    const out = new Float32Array(pieces.reduce((s, p) => s + p.length, 0));
+    let o = 0;
+    for (const p of pieces) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return l2NormaliseInPlace(out);
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { dir: { type: "string", default: DEFAULT_DIR }, sizes: { type: "string", default: "160,224,299" }, part: { type: "string" }, time: { type: "string" }, cut: { type: "string", default: "mixed10" } },
+  });
+  CUT = values.cut;
+  const sizes = values.sizes.split(",").map(Number);
+  if (values.time) {
+    // Inference time alone on a quiet machine, nothing cached: the first N photos at each size.
+    const data = await loadDataset(values.dir, undefined, () => undefined);
+    await data.textEncoder.close();
+    await initTfBackend(console.error);
+    const ort = (await import("onnxruntime-node")) as unknown as {
+      InferenceSession: { create(model: Uint8Array, options: object): Promise<{ run(feeds: object): Promise<Record<string, { data: Float32Array }>> }> };
+      Tensor: new (type: "float32", data: Float32Array, dims: number[]) => unknown;
+    };
+    const p50 = (times: number[]) => [...times].sort((a, b) => a - b)[times.length >> 1]!.toFixed(0);
+    for (const size of sizes) {
+      const { model, layers } = await loadInception(size);
+      const session = await ort.InferenceSession.create(inceptionToOnnx(model, layers, size, CUT), {
+        intraOpNumThreads: 1,
+        interOpNumThreads: 1,
+        executionMode: "sequential",
+        graphOptimizationLevel: "all",
+        logSeverityLevel: 3,
+      });
+      const tfjsMs: number[] = [], onnxMs: number[] = [];
+      let worst = 1;
+      for (const item of data.items.slice(0, Number(values.time))) {
+        const rgb = await decodeRgb(readFileSync(join(values.dir, item.image)), size);
+        const input = tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3]);
+        let t0 = performance.now();
+        const out = tf.tidy(() => tf.mean(model.predict(input) as tf.Tensor4D, [1, 2]));
+        const fromTfjs = (await out.data()) as Float32Array;
+        tfjsMs.push(performance.now() - t0);
+        tf.dispose([input, out]);
+        const plane = size * size;
+        const chw = new Float32Array(3 * plane);
+        for (let q = 0, i = 0; q < plane; q++, i += 3) for (let ch = 0; ch < 3; ch++) chw[ch * plane + q] = rgb[i + ch]! / 255;
+        t0 = performance.now();
+        const fromOnnx = (await session.run({ [ONNX_INPUT]: new ort.Tensor("float32", chw, [1, 3, size, size]) }))[ONNX_OUTPUT]!.data;
+        onnxMs.push(performance.now() - t0);
+        let ab = 0, aa = 0, bb = 0;
+        for (let k = 0; k < fromTfjs.length; k++) {
+          ab += fromTfjs[k]! * fromOnnx[k]!;
+          aa += fromTfjs[k]! ** 2;
+          bb += fromOnnx[k]! ** 2;
+        }
+        worst = Math.min(worst, ab / Math.sqrt(aa * bb));
+      }
+      console.log(`${MODEL} to ${CUT}, ${size} px, inference p50 over ${tfjsMs.length} photos: TensorFlow.js ${tf.getBackend()} ${p50(tfjsMs)} ms, ONNX Runtime (one thread) ${p50(onnxMs)} ms; cosine of their outputs at least ${worst.toFixed(7)}`);
+      model.dispose();
+    }
+    return;
+  }
+  if (values.part) {
+    const [k, n] = values.part.split("/").map(Number) as [number, number];
+    // The same file order as loadDataset's items, which the full run expects.
+    const data = await loadDataset(values.dir, undefined, () => undefined);
+    const files = data.items.map((i) => i.image);
+    await data.textEncoder.close();
+    for (const size of sizes) await features(values.dir, files, size, k, n);
+    return;
+  }
+  const data = await loadDataset(values.dir, undefined, (m) => console.error(m));
+  try {
+    const task = textImageTask(data.items);
+    const files = data.items.map((i) => i.image);
+    const count = files.length;
+    const f = (x: number) => x.toFixed(3);
+    const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(44)}${cells.map((c) => c.padStart(9)).join("")}`);
+    console.log("image networks for the text-image map (the service's recipe, word prototypes included), fashion-dev: fitted on the described half, measured on the withheld half");
+    row("features", "ms/photo", "dims", "F1", "type", "<colour>", "i2i:type", "raw i2i", "fit s");
+    // With the word prototypes, as the service fits and queries its maps (bench/eval.ts's "+ word prototypes").
+    const measure = (name: string, ms: number, image: Float32Array[]) => {
+      const t0 = performance.now();
+      const map = fitTextImageMap(task.described.map((i) => ({ image: image[i]!, colour: data.colour[i]!, text: data.text[i]!, descriptor: data.items[i]!.productDisplayName })));
+      const fitS = (performance.now() - t0) / 1000;
+      const mapped = task.withheld.map((i) => map.apply(image[i]!, data.colour[i]!));
+      const queries = queriesThrough(map, data.textEncoder);
+      const s = scoreTextImage(task, queries, mapped);
+      const i2i = selfPrecisionAtK(mapped, task.withheldItems, [byType])[0]!;
+      const raw = selfPrecisionAtK(task.withheld.map((i) => image[i]!), task.withheldItems, [byType])[0]!;
+      row(name, ms ? ms.toFixed(0) : "", String(image[0]!.length), f(s.f1["one-item"]), f(s.typeP10), f(colourPrecision(task, queries, mapped).p10), f(i2i), f(raw), fitS.toFixed(1));
+    };
+    measure("MobileNetV2 160 px (today)", 0, data.image);
+    for (const size of sizes) {
+      const parts = [0, 1].map(async (k) => await features(values.dir, files, size, k, 2));
+      const [a, b] = await Promise.all(parts);
+      const inception = rooted(files.map((_, i) => (a!.vectors[i] ?? b!.vectors[i])!));
+      const ms = (a!.ms + b!.ms) / 2;
+      measure(`InceptionV3 ${size} px, mean of ${CUT}`, ms, inception);
+      for (const w of [1, 0.7, 0.5]) measure(`  and MobileNetV2 160 px beside it, at ${w}`, ms, combine([[inception, w], [data.image, 1]], count));
+    }
+    console.log("ms/photo: TensorFlow.js wasm (SIMD), one thread, inference alone; MobileNetV2 160 px: 24-38 ms there, 6.2-6.6 ms on ONNX Runtime");
+  } finally {
+    await data.textEncoder.close();
+  }
+}
+
+await main();
