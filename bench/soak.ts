@@ -306,6 +306,8 @@ try {
   // Searchable already (the previous build serves); measured apart so that the latency figures
   // below are taken on a quiet service.
   const settleStarted = performance.now();
+  // Silent for minutes otherwise (no calls to the API while settling): say what it waits for.
+  if (searchableAt) log("every product searchable; settling (the import's last refit and its index rebuild), up to 20 min");
   // Settled: every map fit has been followed by an index rebuild (a rebuild starts with a long
   // MySQL read, during which the workers look idle), and then the workers, MariaDB and Redis stay
   // quiet for two windows of 3 s.
