@@ -22,7 +22,7 @@ import { planMobileNet } from "../src/embeddings/mobilenet-plan.js";
 import { readNsfwjsMobileNetV2 } from "../src/embeddings/nsfwjs-mobilenet.js";
 import { mobileNetToOnnx } from "../src/embeddings/onnx-mobilenet.js";
 import type { PooledOutput } from "../src/embeddings/onnx-mobilenet.js";
-import { l2NormaliseInPlace } from "../src/embeddings/vector-math.js";
+import { combine, rooted } from "./feature-vectors.js";
 import { byColour, byType, CACHE_DIR, colourPrecision, DEFAULT_DIR, loadDataset, scoreTextImage, selfPrecisionAtK, textImageTask } from "./eval.js";
 
 const EXTRA: PooledOutput[] = [
@@ -101,16 +101,7 @@ async function pooledFeatures(dir: string, files: readonly string[], size: numbe
 
 /** Today's post-processing per part (square root, unit length), parts weighted and concatenated, unit length. */
 function features(parts: [Float32Array[], number][], n: number): Float32Array[] {
-  return Array.from({ length: n }, (_, i) => {
-    const pieces = parts.map(([vectors, w]) => l2NormaliseInPlace(vectors[i]!.map((x) => Math.sqrt(Math.max(0, x)))).map((x) => x * w));
-    const out = new Float32Array(pieces.reduce((s, p) => s + p.length, 0));
-    let o = 0;
-    for (const p of pieces) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return l2NormaliseInPlace(out);
-  });
+  return combine(parts.map(([vectors, w]) => [rooted(vectors), w]), n);
 }
 
 const mean = (a: Float32Array[], b: Float32Array[]) => a.map((x, i) => x.map((y, j) => (y + b[i]![j]!) / 2));

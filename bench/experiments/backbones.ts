@@ -25,8 +25,8 @@ import * as tfl from "@tensorflow/tfjs-layers";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
-import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
 import { inceptionToOnnx, ONNX_INPUT, ONNX_OUTPUT } from "./inception-onnx.js";
+import { combine, rooted } from "../feature-vectors.js";
 import { byType, CACHE_DIR, colourPrecision, DEFAULT_DIR, loadDataset, queriesThrough, scoreTextImage, selfPrecisionAtK, textImageTask } from "../eval.js";
 
 const require = createRequire(import.meta.url);
@@ -110,23 +110,6 @@ async function features(dir: string, files: readonly string[], size: number, k: 
   await writeFile(`${file}.tmp`, Buffer.concat([header, ...mine.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))]));
   await rename(`${file}.tmp`, file);
   return { vectors, ms };
-}
-
-/** Pooled activations as the service post-processes MobileNet's: square-rooted, unit length. */
-const rooted = (vectors: readonly Float32Array[]) => vectors.map((v) => l2NormaliseInPlace(v.map((x) => Math.sqrt(Math.max(0, x)))));
-
-/** Parts weighted and concatenated, unit length. */
-function combine(parts: [readonly Float32Array[], number][], count: number): Float32Array[] {
-  return Array.from({ length: count }, (_, i) => {
-    const pieces = parts.map(([vectors, w]) => vectors[i]!.map((x) => x * w));
-    const out = new Float32Array(pieces.reduce((s, p) => s + p.length, 0));
-    let o = 0;
-    for (const p of pieces) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return l2NormaliseInPlace(out);
-  });
 }
 
 async function main(): Promise<void> {
