@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { fitTextImageMap } from "../src/embeddings/index.js";
-import { decodeRgb } from "../src/embeddings/decode-rgb.js";
+import { decodeRgb, rgbToChw } from "../src/embeddings/decode-rgb.js";
 import { planMobileNet } from "../src/embeddings/mobilenet-plan.js";
 import { readNsfwjsMobileNetV2 } from "../src/embeddings/nsfwjs-mobilenet.js";
 import { mobileNetToOnnx } from "../src/embeddings/onnx-mobilenet.js";
@@ -71,18 +71,11 @@ async function pooledFeatures(dir: string, files: readonly string[], size: numbe
   });
   const names = session.outputNames;
   const outputs: Record<string, Float32Array[]> = Object.fromEntries(names.map((n) => [n, []]));
-  const plane = size * size;
   let inferenceMs = 0;
   for (const name of files) {
     let bytes = await readFile(join(dir, name));
     if (flip) bytes = await sharp(bytes).flop().png().toBuffer();
-    const rgb = await decodeRgb(bytes, size);
-    const chw = new Float32Array(3 * plane);
-    for (let p = 0, i = 0; p < plane; p++, i += 3) {
-      chw[p] = rgb[i]! / 255;
-      chw[plane + p] = rgb[i + 1]! / 255;
-      chw[2 * plane + p] = rgb[i + 2]! / 255;
-    }
+    const chw = rgbToChw(await decodeRgb(bytes, size), size);
     const t0 = performance.now();
     const result = await session.run({ [session.inputNames[0]!]: new ort.Tensor("float32", chw, [1, 3, size, size]) });
     inferenceMs += performance.now() - t0;

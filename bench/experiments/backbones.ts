@@ -17,49 +17,45 @@
 // (inception-onnx.ts), and checks that the two agree; nothing cached (for a quiet machine).
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs-core";
 import * as tfl from "@tensorflow/tfjs-layers";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
-import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
+import { decodeRgb, rgbToChw } from "../../src/embeddings/decode-rgb.js";
+import { readNsfwjsModel, type KerasLayer } from "../../src/embeddings/nsfwjs-mobilenet.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
+import { dot } from "../../src/embeddings/vector-math.js";
 import { inceptionToOnnx, ONNX_INPUT, ONNX_OUTPUT } from "./inception-onnx.js";
 import { combine, rooted } from "../feature-vectors.js";
 import { byType, CACHE_DIR, colourPrecision, DEFAULT_DIR, loadDataset, queriesThrough, scoreTextImage, selfPrecisionAtK, textImageTask } from "../eval.js";
 
-const require = createRequire(import.meta.url);
 const MODEL = "inception_v3";
 let CUT = "mixed10";
 
 interface Inception {
   model: tfl.LayersModel;
   /** The Keras layers up to CUT, as the model was built from them. */
-  layers: Parameters<typeof inceptionToOnnx>[1];
+  layers: KerasLayer[];
 }
 
 async function loadInception(size: number): Promise<Inception> {
-  const dir = join(require.resolve("nsfwjs"), "..", "..", "..", "dist", "models", MODEL);
-  const json = require(join(dir, "model.min.js")) as { modelTopology: { model_config: { config: { layers: { name: string; config: Record<string, unknown> }[]; output_layers: unknown } } }; weightsManifest: { paths: string[]; weights: tf.io.WeightsManifestEntry[] }[] };
+  const { json, weights } = readNsfwjsModel(MODEL);
   // The head (pooling fixed at 8x8, then dense layers sized for 299 px) is dropped: the network ends at CUT.
   const topology = structuredClone(json.modelTopology);
   const config = topology.model_config.config;
   config.layers[0]!.config["batch_input_shape"] = [null, size, size, 3];
   config.layers = config.layers.slice(0, config.layers.findIndex((l) => l.name === CUT) + 1);
-  config.output_layers = [[CUT, 0, 0]];
-  const shards = json.weightsManifest.flatMap((g) => g.paths.map((p) => Buffer.from(require(join(dir, `${p}.min.js`)) as string, "base64")));
-  const all = Buffer.concat(shards);
+  (config as Record<string, unknown>)["output_layers"] = [[CUT, 0, 0]];
   const model = await tfl.loadLayersModel(
-    tf.io.fromMemory({
-      modelTopology: topology,
-      weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
-      weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
-    }),
+    tf.io.fromMemory({ modelTopology: topology, weightSpecs: json.weightsManifest.flatMap((g) => g.weights), weightData: weights }),
     { strict: false },
   );
-  return { model, layers: config.layers as unknown as Inception["layers"] };
+  return { model, layers: config.layers };
 }
+
+/** decodeRgb's bytes as the [1, size, size, 3] floats in [0, 1] the Keras model takes (nsfwjs's scaling). */
+const nhwc = (rgb: Uint8Array, size: number) => tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3]);
 
 function cacheFile(size: number, part: string): string {
   return join(CACHE_DIR, "eval", `backbone-${MODEL}-${CUT}-${size}-${part.replace("/", "of")}.bin`);
@@ -95,7 +91,7 @@ async function features(dir: string, files: readonly string[], size: number, k: 
     }
     const rgb = await decodeRgb(readFileSync(join(dir, files[i]!)), size);
     const t0 = performance.now();
-    const pooled = tf.tidy(() => tf.mean(model.predict(tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3])) as tf.Tensor4D, [1, 2]));
+    const pooled = tf.tidy(() => tf.mean(model.predict(nhwc(rgb, size)) as tf.Tensor4D, [1, 2]));
     vectors.push(Float32Array.from(await pooled.data()));
     pooled.dispose();
     ms += performance.now() - t0;
@@ -141,25 +137,17 @@ async function main(): Promise<void> {
       let worst = 1;
       for (const item of data.items.slice(0, Number(values.time))) {
         const rgb = await decodeRgb(readFileSync(join(values.dir, item.image)), size);
-        const input = tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3]);
+        const input = nhwc(rgb, size);
         let t0 = performance.now();
         const out = tf.tidy(() => tf.mean(model.predict(input) as tf.Tensor4D, [1, 2]));
         const fromTfjs = (await out.data()) as Float32Array;
         tfjsMs.push(performance.now() - t0);
         tf.dispose([input, out]);
-        const plane = size * size;
-        const chw = new Float32Array(3 * plane);
-        for (let q = 0, i = 0; q < plane; q++, i += 3) for (let ch = 0; ch < 3; ch++) chw[ch * plane + q] = rgb[i + ch]! / 255;
+        const chw = rgbToChw(rgb, size);
         t0 = performance.now();
         const fromOnnx = (await session.run({ [ONNX_INPUT]: new ort.Tensor("float32", chw, [1, 3, size, size]) }))[ONNX_OUTPUT]!.data;
         onnxMs.push(performance.now() - t0);
-        let ab = 0, aa = 0, bb = 0;
-        for (let k = 0; k < fromTfjs.length; k++) {
-          ab += fromTfjs[k]! * fromOnnx[k]!;
-          aa += fromTfjs[k]! ** 2;
-          bb += fromOnnx[k]! ** 2;
-        }
-        worst = Math.min(worst, ab / Math.sqrt(aa * bb));
+        worst = Math.min(worst, dot(fromTfjs, fromOnnx) / Math.sqrt(dot(fromTfjs, fromTfjs) * dot(fromOnnx, fromOnnx)));
       }
       console.log(`${MODEL} to ${CUT}, ${size} px, inference p50 over ${tfjsMs.length} photos: TensorFlow.js ${tf.getBackend()} ${p50(tfjsMs)} ms, ONNX Runtime (one thread) ${p50(onnxMs)} ms; cosine of their outputs at least ${worst.toFixed(7)}`);
       model.dispose();

@@ -5,20 +5,14 @@
 // convolution, ReLU, max and average pooling, concatenation), ending at `cut` averaged over its
 // positions. NCHW, as ONNX's Conv requires.
 import type * as tfl from "@tensorflow/tfjs-layers";
+import type { KerasLayer } from "../../src/embeddings/nsfwjs-mobilenet.js";
 import { convKernel } from "../../src/embeddings/onnx-mobilenet.js";
 import { intAttribute, intsAttribute, modelBytes, nodeProto, Proto, stringAttribute, tensorProto, valueInfoProto } from "../../src/embeddings/onnx-proto.js";
-
-interface LayerJson {
-  name: string;
-  class_name: string;
-  config: Record<string, unknown>;
-  inbound_nodes: [string, number, number, unknown][][];
-}
 
 export const ONNX_INPUT = "input";
 export const ONNX_OUTPUT = "features";
 
-export function inceptionToOnnx(model: tfl.LayersModel, layers: readonly LayerJson[], size: number, cut: string): Uint8Array {
+export function inceptionToOnnx(model: tfl.LayersModel, layers: readonly KerasLayer[], size: number, cut: string): Uint8Array {
   const nodes: Proto[] = [];
   const initialisers: Proto[] = [];
   const pad = (padding: unknown) => stringAttribute("auto_pad", padding === "same" ? "SAME_UPPER" : "VALID");
@@ -43,7 +37,9 @@ export function inceptionToOnnx(model: tfl.LayersModel, layers: readonly LayerJs
         break;
       }
       case "BatchNormalization": {
-        const named = new Map(model.getLayer(layer.name).weights.map((w, k) => [w.originalName.split("/").pop()!, model.getLayer(layer.name).getWeights()[k]!.dataSync() as Float32Array]));
+        const bn = model.getLayer(layer.name);
+        const values = bn.getWeights();
+        const named = new Map(bn.weights.map((w, k) => [w.originalName.split("/").pop()!, values[k]!.dataSync() as Float32Array]));
         const mean = named.get("moving_mean")!, variance = named.get("moving_variance")!;
         const gamma = named.get("gamma"), beta = named.get("beta");
         const scale = new Float32Array(mean.length), shift = new Float32Array(mean.length);
@@ -89,7 +85,7 @@ export function inceptionToOnnx(model: tfl.LayersModel, layers: readonly LayerJs
   return modelBytes(graph);
 }
 
-function layerByName(layers: readonly LayerJson[], name: string): LayerJson {
+function layerByName(layers: readonly KerasLayer[], name: string): KerasLayer {
   const found = layers.find((l) => l.name === name);
   if (!found) throw new Error(`no layer ${name}`);
   return found;

@@ -18,7 +18,7 @@
 import { createRequire } from "node:module";
 import * as tf from "@tensorflow/tfjs-core";
 import { COLOUR_SOURCE_SIZE, colourProfile, colourProfileOfSource } from "./colour-profile.js";
-import { decodeRgb } from "./decode-rgb.js";
+import { decodeRgb, rgbToChw } from "./decode-rgb.js";
 import { fusedNetFromPlan } from "./fused-mobilenet.js";
 import { planMobileNet } from "./mobilenet-plan.js";
 import { NSFWJS_VERSION, readNsfwjsMobileNetV2 } from "./nsfwjs-mobilenet.js";
@@ -233,14 +233,7 @@ async function openOnnxEngine(): Promise<FeatureEngine> {
   const [input, output] = [session.inputNames[0]!, session.outputNames[0]!];
   const plane = size * size;
   const features = async (rgb: Uint8Array): Promise<Float32Array> => {
-    // HWC bytes -> CHW floats in [0, 1].
-    const chw = new Float32Array(3 * plane);
-    for (let p = 0, i = 0; p < plane; p++, i += 3) {
-      chw[p] = rgb[i]! / 255;
-      chw[plane + p] = rgb[i + 1]! / 255;
-      chw[2 * plane + p] = rgb[i + 2]! / 255;
-    }
-    const result = await session.run({ [input]: new ort.Tensor("float32", chw, [1, 3, size, size]) });
+    const result = await session.run({ [input]: new ort.Tensor("float32", rgbToChw(rgb, size), [1, 3, size, size]) });
     return result[output]!.data as Float32Array;
   };
   // The first run plans memory and picks kernels; pay for it at load.

@@ -1,7 +1,9 @@
 // nsfwjs 4.3.0 ships its MobileNetV2 (a Keras model converted for tfjs-layers: ImageNet backbone,
-// NSFW head) not as model.json + .bin but as two CommonJS modules under dist/models/mobilenet_v2/:
+// NSFW head) not as model.json + .bin but as CommonJS modules under dist/models/mobilenet_v2/:
 // model.min.js exports { modelTopology, weightsManifest } and group1-shard1of1.min.js the weight
 // shard as a base64 string (uint8-quantised, 2.6 MB). Both are read here; nothing is downloaded.
+// Its InceptionV3 (dist/models/inception_v3/, six shards) is laid out alike and read the same way
+// by bench/experiments/backbones.ts.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -38,6 +40,11 @@ function packageRoot(): string {
 }
 
 export function readNsfwjsMobileNetV2(): NsfwjsBundle {
+  return readNsfwjsModel("mobilenet_v2");
+}
+
+/** One of the Keras models under nsfwjs's dist/models/, with its weight shards concatenated. */
+export function readNsfwjsModel(name: "mobilenet_v2" | "inception_v3"): NsfwjsBundle {
   const root = packageRoot();
   const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
   if (version !== NSFWJS_VERSION) {
@@ -47,7 +54,7 @@ export function readNsfwjsMobileNetV2(): NsfwjsBundle {
         `install nsfwjs@${NSFWJS_VERSION}, or update NSFWJS_VERSION and the image encoder's version string`,
     );
   }
-  const dir = path.join(root, "dist", "models", "mobilenet_v2");
+  const dir = path.join(root, "dist", "models", name);
   const json = requireOnce(path.join(dir, "model.min.js")) as KerasModelJson;
   const shards: Buffer[] = [];
   for (const group of json.weightsManifest) {
