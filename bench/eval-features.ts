@@ -19,7 +19,7 @@ import sharp from "sharp";
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import { decodeRgb, rgbToChw } from "../src/embeddings/decode-rgb.js";
 import { planMobileNet } from "../src/embeddings/mobilenet-plan.js";
-import { readNsfwjsMobileNetV2 } from "../src/embeddings/nsfwjs-mobilenet.js";
+import { readNsfwjsMobileNetV2 } from "../src/embeddings/nsfwjs-models.js";
 import { mobileNetToOnnx } from "../src/embeddings/onnx-mobilenet.js";
 import type { PooledOutput } from "../src/embeddings/onnx-mobilenet.js";
 import { combine, rooted } from "./feature-vectors.js";

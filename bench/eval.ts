@@ -6,11 +6,13 @@
 //                         [--landmarks 1000 (0: a linear map)] [--cv]
 //                         [--scales 1,4] [--skip-service | --service-only [--headline-only]]
 //                         [--mysql-url mysql://root@127.0.0.1:3306] [--redis-url URL]
+//                         [--image-model mobilenet | mobilenet+inception]
 //
 // --scales: photo sizes, as factors of the files' own (fashion-dev's 225x300 thumbnails; 4:
 // 900x1200, enlarged in memory before encoding, as shops' photos are larger); at the first scale
 // everything, at the others the map's tables and the issue's four measures through the service.
 // --headline-only: through the service, the four measures alone at every scale.
+// --image-model: the networks that embed the photos, as the service's IMAGE_MODEL (default mobilenet).
 //
 // Last, the same photos and titles go through the running service (eval-service.ts: REST, Redis 8,
 // MariaDB), with lexical matching off and on: brand names, exact titles, misspelt brands, brand
@@ -31,8 +33,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
-import { colourProfile, IMAGE_ENCODER_VERSION, loadEncoders, TEXT_ENCODER_VERSION } from "../src/embeddings/index.js";
-import type { Encoders, SentenceEncoder } from "../src/embeddings/index.js";
+import { colourProfile, IMAGE_MODELS, imageEncoderVersion, loadEncoders, TEXT_ENCODER_VERSION } from "../src/embeddings/index.js";
+import type { Encoders, ImageModel, SentenceEncoder } from "../src/embeddings/index.js";
 import { rowDots } from "../src/embeddings/linear-algebra.js";
 import { openSentenceEncoder } from "../src/embeddings/text-encoder.js";
 import { DEFAULT_COLOUR_WEIGHT, DEFAULT_KERNEL, DEFAULT_LAMBDA, DEFAULT_WHITENING } from "../src/embeddings/text-image-map.js";
@@ -91,13 +93,19 @@ async function photoBytes(file: string, scale: number): Promise<Buffer> {
   return image.resize(Math.round(width! * scale), Math.round(height! * scale), { kernel: "lanczos3" }).jpeg({ quality: 90 }).toBuffer();
 }
 
-export async function loadDataset(dir: string, limit: number | undefined, log: (m: string) => void = () => undefined, scale = 1): Promise<Dataset> {
+export async function loadDataset(
+  dir: string,
+  limit: number | undefined,
+  log: (m: string) => void = () => undefined,
+  scale = 1,
+  imageModel: ImageModel = "mobilenet",
+): Promise<Dataset> {
   const lines = (await readFile(join(dir, "items.jsonl"), "utf8")).split("\n").filter((l) => l.trim());
   const items = lines.map((l) => JSON.parse(l) as Item).slice(0, limit ?? Infinity);
   // Key: encoder versions, the colour profile's source (it has no version of its own), and every
   // photo's name, size and mtime plus every title.
   const hash = createHash("sha256");
-  hash.update(`${IMAGE_ENCODER_VERSION}\n${TEXT_ENCODER_VERSION}\n`);
+  hash.update(`${imageEncoderVersion(imageModel)}\n${TEXT_ENCODER_VERSION}\n`);
   if (scale !== 1) hash.update(`scale ${scale} lanczos3 q90\n`);
   for (const f of ["colour-profile.ts", "colour-names.ts", "decode-rgb.ts"]) {
     hash.update(await readFile(join(import.meta.dirname, "..", "src", "embeddings", f)));
@@ -118,7 +126,7 @@ export async function loadDataset(dir: string, limit: number | undefined, log: (
   log(`encoding ${items.length} photos and titles (cache miss: ${file})`);
   const started = performance.now();
   const t0 = performance.now();
-  const encoders: Encoders = await loadEncoders({ cacheDir: CACHE_DIR, log });
+  const encoders: Encoders = await loadEncoders({ cacheDir: CACHE_DIR, log, imageModel });
   const imageLoadMs = performance.now() - t0;
   const image: Float32Array[] = new Array(items.length);
   const colour: Float32Array[] = new Array(items.length);
@@ -511,11 +519,13 @@ const OPTIONS = {
   "headline-only": { type: "boolean", default: false },
   "mysql-url": { type: "string", default: "mysql://root@127.0.0.1:3306" },
   "redis-url": { type: "string" },
+  "image-model": { type: "string", default: "mobilenet" },
 } as const;
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>["values"];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: OPTIONS });
+  if (!IMAGE_MODELS.includes(values["image-model"] as ImageModel)) throw new Error(`--image-model: one of ${IMAGE_MODELS.join(", ")}`);
   const scales = values.scales.split(",").map(Number);
   if (scales.some((x) => !(x > 0))) throw new Error(`--scales: positive numbers, got ${values.scales}`);
   const results: [number, HeadlineMeasures | undefined][] = [];
@@ -527,7 +537,7 @@ async function main(): Promise<void> {
   const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
   if (results.some(([, m]) => m)) {
     console.log("");
-    console.log("the issue's four measures through the service (half-described catalog), by photo size");
+    console.log(`the issue's four measures through the service (half-described catalog, IMAGE_MODEL ${values["image-model"]}), by photo size`);
     row("photos", "F1", "type", "colour", "recs", "recs:des", "recs:und");
     for (const [scale, m] of results) {
       if (m) row(scale === 1 ? "thumbnails as given (225x300)" : `enlarged x${scale} (${225 * scale}x${300 * scale})`, f(m.typeF1), f(m.typeP10), f(m.colourP10), ...m.recommendations.map(f));
@@ -546,7 +556,8 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
   const colourWeight = Number(values["colour-weight"]);
   const landmarks = Number(values.landmarks);
   const log = (m: string) => console.error(m);
-  const data = await loadDataset(values.dir, limit, log, scale);
+  const imageModel = values["image-model"] as ImageModel;
+  const data = await loadDataset(values.dir, limit, log, scale, imageModel);
   try {
     const { items } = data;
     const throughService = () =>
@@ -569,7 +580,7 @@ async function evaluateSize(values: Values, scale: number, headlineOnly: boolean
 
     const size = scale === 1 ? "photos as given" : `photos enlarged x${scale} (Lanczos, JPEG quality 90) before encoding`;
     console.log(`Vitrine retrieval evaluation: ${values.dir}, ${items.length} items (${zeroTitles} titles with no known word), ${size}`);
-    console.log(`image encoder ${IMAGE_ENCODER_VERSION}; text encoder ${TEXT_ENCODER_VERSION}; colour profile: 11 basic colour names`);
+    console.log(`image encoder ${imageEncoderVersion(imageModel)}; text encoder ${TEXT_ENCODER_VERSION}; colour profile: 11 basic colour names`);
     console.log("precision@10 by X = share of the 10 nearest whose X equals the query's");
     console.log("");
 

@@ -1,5 +1,6 @@
 // Map fit benchmark: one catalog with N described products (embeddings shaped like the real
-// ones: 1,280 sparse image features, an 11-colour histogram, a 100-d text vector) in a fresh
+// ones: sparse image features of the image model's size, 1,280 or with --image-model
+// mobilenet+inception 3,328; an 11-colour histogram, a 100-d text vector) in a fresh
 // MariaDB database, then the service's own map refresher (createMapRefresher, as the workers run
 // it) fits and saves its map, in a process that has loaded the worker's models first, so that the
 // RSS printed is a worker's. Prints the fit's wall and CPU time, max RSS and the stored size.
@@ -9,14 +10,13 @@
 // projection alone.
 //
 //   npm run bench:map-fit -- [--described 100000] [--mysql-url mysql://root@127.0.0.1:3306/] [--no-rebuild]
+//                            [--image-model mobilenet | mobilenet+inception]
 import { randomBytes, randomUUID } from "node:crypto";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/index.js";
-import { loadEncoders } from "../src/embeddings/index.js";
 import { createLogger } from "../src/logging/index.js";
-import { createMapRefresher } from "../src/apps/shared/processing-wiring.js";
+import { createMapRefresher, loadWorkerEncoders } from "../src/apps/shared/processing-wiring.js";
 import { openMysql } from "../src/storage/mysql/index.js";
 import { catalogTextMaps, productEmbeddings, products } from "../src/storage/mysql/schema.js";
 import { vectorToBytes } from "../src/storage/index.js";
@@ -38,15 +38,21 @@ const { values } = parseArgs({
     described: { type: "string", default: "100000" },
     "mysql-url": { type: "string", default: process.env.MYSQL_URL ?? "mysql://root@127.0.0.1:3306/" },
     "no-rebuild": { type: "boolean", default: false },
+    "image-model": { type: "string", default: "mobilenet" },
   },
 });
 const n = Number(values.described);
 const url = new URL(values["mysql-url"]);
 url.pathname = `/vitrine_bench_map_${randomBytes(4).toString("hex")}`;
-const config = loadConfig({ MYSQL_URL: url.toString(), TEXT_MAP_MAX_SAMPLES: process.env.TEXT_MAP_MAX_SAMPLES });
+const config = loadConfig({ MYSQL_URL: url.toString(), TEXT_MAP_MAX_SAMPLES: process.env.TEXT_MAP_MAX_SAMPLES, IMAGE_MODEL: values["image-model"], CACHE_DIR: process.env.CACHE_DIR });
 const mysql = await openMysql(config.mysqlUrl);
 const catalogId = randomUUID();
 const MODEL = "bench-map-fit";
+
+// The worker's models, as its process holds them while it fits.
+const encoders = await loadWorkerEncoders(config, createLogger({ level: "warn" }));
+const rssWithModels = process.memoryUsage().rss;
+const imageDims = encoders.image.dimensions;
 
 try {
   const random = seededRandom(1);
@@ -59,8 +65,8 @@ try {
     );
     await mysql.db.insert(productEmbeddings).values(
       ids.map((id, k) => {
-        const image = new Float32Array(1280);
-        for (let j = 0; j < 1280; j++) image[j] = random() < 0.6 ? 0 : Math.sqrt(random()) * 0.05;
+        const image = new Float32Array(imageDims);
+        for (let j = 0; j < imageDims; j++) image[j] = random() < 0.6 ? 0 : Math.sqrt(random()) * 0.05;
         const colour = new Float32Array(11);
         colour[(start + k) % 11] = 1;
         const text = new Float32Array(100);
@@ -71,8 +77,6 @@ try {
   }
   console.log(`inserted ${n} described products in ${((performance.now() - insertStart) / 1000).toFixed(1)} s`);
 
-  const encoders = await loadEncoders({ cacheDir: process.env.CACHE_DIR ?? join(homedir(), ".cache", "vitrine") });
-  const rssWithModels = process.memoryUsage().rss;
   const log = createLogger({ level: "info" });
   const refresher = createMapRefresher(config, mysql, MODEL, log);
   const cpu = process.cpuUsage();
@@ -83,7 +87,7 @@ try {
   const [row] = await mysql.db.select().from(catalogTextMaps).where(eq(catalogTextMaps.catalogId, catalogId));
   console.log(
     [
-      `described products      ${n}`,
+      `described products      ${n} (${imageDims}-d image features, IMAGE_MODEL ${config.processing.imageModel})`,
       `sample cap              ${config.processing.textMapMaxSamples}`,
       `fitted                  ${refitted.has(catalogId) ? "yes" : "NO"}; trained on ${row?.trainedOn}, stored ${((row?.bytes ?? 0) / 1e6).toFixed(2)} MB`,
       `fit (read, fit, save)   ${wallS.toFixed(1)} s wall, ${((used.user + used.system) / 1e6).toFixed(1)} s CPU`,
@@ -91,8 +95,8 @@ try {
     ].join("\n"),
   );
   if (!values["no-rebuild"]) await measureRebuild(encoders.text, log);
-  await encoders.close();
 } finally {
+  await encoders.close();
   await mysql.db.execute(`DROP DATABASE \`${mysql.databaseName}\``);
   await mysql.close();
 }

@@ -14,45 +14,28 @@
 // the k-th and caches it, so n processes can share the work; the run without `--part` reads the
 // parts (and computes what is missing). Cached under <CACHE_DIR>/eval/backbone-*.bin. `--time N`
 // times inference alone on the first N photos at each size on TensorFlow.js and on ONNX Runtime
-// (inception-onnx.ts), and checks that the two agree; nothing cached (for a quiet machine).
+// (the service's graph, src/embeddings/onnx-inception.ts), and checks that the two agree; nothing
+// cached (for a quiet machine). The service's quality image model (IMAGE_MODEL=mobilenet+inception)
+// is the 224 px, mixed10 row beside MobileNet at weight 1.
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as tf from "@tensorflow/tfjs-core";
-import * as tfl from "@tensorflow/tfjs-layers";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { decodeRgb, rgbToChw } from "../../src/embeddings/decode-rgb.js";
-import { readNsfwjsModel, type KerasLayer } from "../../src/embeddings/nsfwjs-mobilenet.js";
+import { readNsfwjsModel } from "../../src/embeddings/nsfwjs-models.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { dot } from "../../src/embeddings/vector-math.js";
-import { inceptionToOnnx, ONNX_INPUT, ONNX_OUTPUT } from "./inception-onnx.js";
+import { inceptionLayersModel } from "../../src/embeddings/feature-engines.js";
+import { INCEPTION_INPUT, INCEPTION_OUTPUT, inceptionToOnnx } from "../../src/embeddings/onnx-inception.js";
 import { combine, rooted } from "../feature-vectors.js";
 import { byType, CACHE_DIR, colourPrecision, DEFAULT_DIR, loadDataset, queriesThrough, scoreTextImage, selfPrecisionAtK, textImageTask } from "../eval.js";
 
 const MODEL = "inception_v3";
 let CUT = "mixed10";
 
-interface Inception {
-  model: tfl.LayersModel;
-  /** The Keras layers up to CUT, as the model was built from them. */
-  layers: KerasLayer[];
-}
-
-async function loadInception(size: number): Promise<Inception> {
-  const { json, weights } = readNsfwjsModel(MODEL);
-  // The head (pooling fixed at 8x8, then dense layers sized for 299 px) is dropped: the network ends at CUT.
-  const topology = structuredClone(json.modelTopology);
-  const config = topology.model_config.config;
-  config.layers[0]!.config["batch_input_shape"] = [null, size, size, 3];
-  config.layers = config.layers.slice(0, config.layers.findIndex((l) => l.name === CUT) + 1);
-  (config as Record<string, unknown>)["output_layers"] = [[CUT, 0, 0]];
-  const model = await tfl.loadLayersModel(
-    tf.io.fromMemory({ modelTopology: topology, weightSpecs: json.weightsManifest.flatMap((g) => g.weights), weightData: weights }),
-    { strict: false },
-  );
-  return { model, layers: config.layers };
-}
+const loadInception = (size: number) => inceptionLayersModel(size, CUT);
 
 /** decodeRgb's bytes as the [1, size, size, 3] floats in [0, 1] the Keras model takes (nsfwjs's scaling). */
 const nhwc = (rgb: Uint8Array, size: number) => tf.tensor4d(Float32Array.from(rgb, (x) => x / 255), [1, size, size, 3]);
@@ -80,7 +63,7 @@ async function features(dir: string, files: readonly string[], size: number, k: 
     // not cached yet
   }
   await initTfBackend(console.error);
-  const { model } = await loadInception(size);
+  const model = await loadInception(size);
   const vectors: (Float32Array | null)[] = [];
   let ms = 0;
   let done = 0;
@@ -125,8 +108,9 @@ async function main(): Promise<void> {
     };
     const p50 = (times: number[]) => [...times].sort((a, b) => a - b)[times.length >> 1]!.toFixed(0);
     for (const size of sizes) {
-      const { model, layers } = await loadInception(size);
-      const session = await ort.InferenceSession.create(inceptionToOnnx(model, layers, size, CUT), {
+      const model = await loadInception(size);
+      const { json, weights } = readNsfwjsModel(MODEL);
+      const session = await ort.InferenceSession.create(inceptionToOnnx(json, weights, size, CUT), {
         intraOpNumThreads: 1,
         interOpNumThreads: 1,
         executionMode: "sequential",
@@ -145,7 +129,7 @@ async function main(): Promise<void> {
         tf.dispose([input, out]);
         const chw = rgbToChw(rgb, size);
         t0 = performance.now();
-        const fromOnnx = (await session.run({ [ONNX_INPUT]: new ort.Tensor("float32", chw, [1, 3, size, size]) }))[ONNX_OUTPUT]!.data;
+        const fromOnnx = (await session.run({ [INCEPTION_INPUT]: new ort.Tensor("float32", chw, [1, 3, size, size]) }))[INCEPTION_OUTPUT]!.data;
         onnxMs.push(performance.now() - t0);
         worst = Math.min(worst, dot(fromTfjs, fromOnnx) / Math.sqrt(dot(fromTfjs, fromTfjs) * dot(fromOnnx, fromOnnx)));
       }

@@ -19,6 +19,19 @@ describe("IMAGE_RUNTIME", () => {
   });
 });
 
+describe("IMAGE_MODEL", () => {
+  it("defaults to MobileNet alone; InceptionV3 beside it is opt-in", () => {
+    expect(loadConfig({}).processing.imageModel).toBe("mobilenet");
+    expect(loadConfig({ IMAGE_MODEL: "" }).processing.imageModel).toBe("mobilenet");
+    expect(loadConfig({ IMAGE_MODEL: "mobilenet+inception" }).processing.imageModel).toBe("mobilenet+inception");
+  });
+
+  it("rejects any other model, naming the variable", () => {
+    expect(() => loadConfig({ IMAGE_MODEL: "inception" })).toThrow(/IMAGE_MODEL/);
+    expect(() => loadConfig({ IMAGE_MODEL: "clip" })).toThrow(ConfigError);
+  });
+});
+
 describe("REDIS_CLUSTER_NODES", () => {
   it("reads a cluster's seed nodes", () => {
     expect(loadConfig({ REDIS_CLUSTER_NODES: "127.0.0.1:7001, redis-b:7002" }).redis.clusterNodes).toEqual([

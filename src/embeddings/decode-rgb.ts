@@ -8,18 +8,6 @@ const WHITE = { r: 255, g: 255, b: 255, alpha: 1 };
  * "fill" stretches to size x size ignoring the aspect ratio, which is what nsfwjs (and so the
  * model's fine-tuning) did, and which beat letterboxing and centre-cropping on product photos.
  */
-/** decodeRgb's HWC bytes as CHW floats in [0, 1], the layout ONNX Runtime's image models take. */
-export function rgbToChw(rgb: Uint8Array, size: number): Float32Array {
-  const plane = size * size;
-  const chw = new Float32Array(3 * plane);
-  for (let p = 0, i = 0; p < plane; p++, i += 3) {
-    chw[p] = rgb[i]! / 255;
-    chw[plane + p] = rgb[i + 1]! / 255;
-    chw[2 * plane + p] = rgb[i + 2]! / 255;
-  }
-  return chw;
-}
-
 export async function decodeRgb(image: Buffer, size: number): Promise<Uint8Array> {
   let decoded;
   try {
@@ -40,6 +28,18 @@ export async function decodeRgb(image: Buffer, size: number): Promise<Uint8Array
     throw new ImageDecodeError(`unexpected decode result ${info.width}x${info.height}x${info.channels} (${data.length} bytes)`);
   }
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** decodeRgb's HWC bytes as CHW floats in [0, 1], the layout ONNX Runtime's image models take. */
+export function rgbToChw(rgb: Uint8Array, size: number): Float32Array {
+  const plane = size * size;
+  const chw = new Float32Array(3 * plane);
+  for (let p = 0, i = 0; p < plane; p++, i += 3) {
+    chw[p] = rgb[i]! / 255;
+    chw[plane + p] = rgb[i + 1]! / 255;
+    chw[2 * plane + p] = rgb[i + 2]! / 255;
+  }
+  return chw;
 }
 
 /** The input is not an image sharp can read; callers report it as the product's fault, not ours. */

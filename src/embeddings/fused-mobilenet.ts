@@ -4,7 +4,7 @@
 // numbers as the layers model (max difference 8e-6), twice as fast.
 import * as tf from "@tensorflow/tfjs-core";
 import { isSamePadding, planMobileNet, type MobileNetPlan, type PlanOp } from "./mobilenet-plan.js";
-import type { KerasModelJson } from "./nsfwjs-mobilenet.js";
+import type { KerasModelJson } from "./nsfwjs-models.js";
 
 export interface FeatureNet {
   /** [n, size, size, 3] pixels -> [n, 1280]. Disposes its intermediates as soon as they are used. */

@@ -6,7 +6,8 @@
 // Each file is written under a temporary name and renamed into place. The tag names the recipe
 // (quantisation, tokenizer, weighting, generic phrases); changing any of them needs a new tag,
 // which also changes the text encoder's version.
-import { readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
+import { writeAtomically } from "./atomic-file.js";
 import path from "node:path";
 import { WordVectors } from "./word-vectors.js";
 
@@ -104,15 +105,4 @@ export async function readCompactGlove(dir: string): Promise<CompactGlove> {
 
 function bytesOf(a: Int8Array | Float32Array): Buffer {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-}
-
-async function writeAtomically(file: string, data: Buffer): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  try {
-    await writeFile(tmp, data);
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
 }

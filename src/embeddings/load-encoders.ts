@@ -1,15 +1,17 @@
 // Loads the image and text encoders side by side (the image model on the event loop's spare time
 // while the word vectors are read or, the first time, converted).
-import { openImageEncoder, type ImageRuntime, type OpenedImageEncoder } from "./image-encoder.js";
+import { openImageEncoder, type ImageModel, type ImageRuntime, type OpenedImageEncoder } from "./image-encoder.js";
 import { openSentenceEncoder, type OpenedSentenceEncoder } from "./text-encoder.js";
 import type { Encoders } from "./types.js";
 
 export interface LoadEncodersOptions {
-  /** Where derived files live (the compact word vectors); shared by checkouts and processes. */
+  /** Where derived files live (the compact word vectors, InceptionV3's graph); shared by checkouts and processes. */
   cacheDir: string;
   log?: (msg: string) => void;
   /** Problems that do not stop the load (the image model falling back to tfjs); default: log. */
   warn?: (msg: string) => void;
+  /** Which networks embed photos; default: "mobilenet" (image-encoder.ts). */
+  imageModel?: ImageModel;
   /** Which library runs the image model; default: ONNX Runtime if it loads, else tfjs (image-encoder.ts). */
   imageRuntime?: ImageRuntime;
 }
@@ -24,7 +26,7 @@ export async function loadEncoders(options: LoadEncodersOptions): Promise<Encode
     return value;
   };
   const [image, text] = await Promise.allSettled([
-    timed("image encoder", () => openImageEncoder({ log, warn: options.warn, runtime: options.imageRuntime })),
+    timed("image encoder", () => openImageEncoder({ model: options.imageModel, cacheDir: options.cacheDir, log, warn: options.warn, runtime: options.imageRuntime })),
     timed("text encoder", () => openSentenceEncoder({ cacheDir: options.cacheDir, log })),
   ]);
   if (image.status === "rejected" || text.status === "rejected") {

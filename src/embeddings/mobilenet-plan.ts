@@ -10,15 +10,12 @@
 // The arithmetic is float32 throughout, rounded after every operation (Math.fround) in the order
 // tfjs's kernels used when the folding ran on tensors: the folded weights are bit for bit the ones
 // the stored vectors were computed with.
-import type { KerasLayer, KerasModelJson } from "./nsfwjs-mobilenet.js";
+import { decodeWeights, type KerasLayer, type KerasModelJson, type WeightTensor } from "./nsfwjs-models.js";
 
 export type ExplicitPadding = [[number, number], [number, number], [number, number], [number, number]];
 export type Activation = "linear" | "relu" | "relu6";
 
-export interface PlanTensor {
-  shape: number[];
-  values: Float32Array;
-}
+export type PlanTensor = WeightTensor;
 
 export type PlanOp =
   | {
@@ -188,33 +185,6 @@ function fusableRelu(relu: KerasLayer): Activation | undefined {
 }
 
 /** The manifest's weights as float32, dequantised as tfjs's io.decodeWeights does (v * scale + min). */
-function decodeWeights(json: KerasModelJson, weights: ArrayBuffer): Map<string, PlanTensor> {
-  const out = new Map<string, PlanTensor>();
-  let offset = 0;
-  for (const spec of json.weightsManifest.flatMap((g) => g.weights)) {
-    const size = spec.shape.reduce((a, b) => a * b, 1);
-    const q = spec.quantization;
-    if (spec.dtype !== "float32") throw new Error(`${spec.name}: ${spec.dtype} weights unsupported`);
-    let values: Float32Array;
-    if (!q) {
-      values = new Float32Array(weights.slice(offset, offset + size * 4));
-      offset += size * 4;
-    } else if (q.dtype === "uint8" || q.dtype === "uint16") {
-      const bytes = q.dtype === "uint8" ? 1 : 2;
-      const quantised = q.dtype === "uint8" ? new Uint8Array(weights, offset, size) : new Uint16Array(weights.slice(offset, offset + size * 2));
-      offset += size * bytes;
-      const { scale, min } = q as { scale: number; min: number };
-      values = new Float32Array(size);
-      for (let i = 0; i < size; i++) values[i] = quantised[i]! * scale + min;
-    } else {
-      throw new Error(`${spec.name}: ${q.dtype} quantisation unsupported`);
-    }
-    out.set(spec.name, { shape: spec.shape, values });
-  }
-  if (offset !== weights.byteLength) throw new Error(`the weight shards hold ${weights.byteLength} bytes, the manifest ${offset}`);
-  return out;
-}
-
 // y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta  ==  conv'(x) + b', with the kernel's
 // output channels scaled by s = gamma / sqrt(var + eps) and b' = (b - mean) s + beta.
 function foldBatchNorm(

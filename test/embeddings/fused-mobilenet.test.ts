@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
 import { buildFusedMobileNet, type FeatureNet } from "../../src/embeddings/fused-mobilenet.js";
 import { planMobileNet } from "../../src/embeddings/mobilenet-plan.js";
-import { readNsfwjsMobileNetV2, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-mobilenet.js";
+import { readNsfwjsMobileNetV2, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-models.js";
 import { mobileNetToOnnx } from "../../src/embeddings/onnx-mobilenet.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { samplePhotos } from "../support/sample-photos.js";

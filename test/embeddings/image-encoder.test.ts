@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as tf from "@tensorflow/tfjs-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -5,6 +8,7 @@ import { colourProfile, ImageDecodeError } from "../../src/embeddings/index.js";
 import {
   defaultImageRuntime,
   IMAGE_ENCODER_VERSION,
+  imageEncoderVersion,
   openImageEncoder,
   type OpenedImageEncoder,
 } from "../../src/embeddings/image-encoder.js";
@@ -151,5 +155,111 @@ describe("the tfjs runtime next to ONNX Runtime", () => {
     const before = tf.memory().numTensors;
     for (let i = 0; i < 3; i++) await tfjs.encodeWithColour(photos.astronaut);
     expect(tf.memory().numTensors).toBe(before);
+  });
+});
+
+// IMAGE_MODEL=mobilenet+inception: InceptionV3's features at 224 px beside MobileNet's, on either
+// runtime. The InceptionV3 graph ONNX Runtime runs is written by onnx-inception.ts from the Keras
+// file; tfjs-layers reads that file as it is, so their agreement checks the conversion.
+describe("the quality model, MobileNetV2 and InceptionV3", () => {
+  let quality: OpenedImageEncoder;
+  let qualityTfjs: OpenedImageEncoder;
+  beforeAll(async () => {
+    quality = await openImageEncoder({ model: "mobilenet+inception" });
+    qualityTfjs = await openImageEncoder({ model: "mobilenet+inception", runtime: "tfjs" });
+  }, 120_000);
+  afterAll(async () => {
+    await quality?.close();
+    await qualityTfjs?.close();
+  });
+
+  it("has its own version and 3,328 dimensions, one runtime for both networks", () => {
+    expect(quality.version).toBe("mnv2-nsfwjs4.3-fused-160-sqrt-v1+inc3-nsfwjs4.3-mixed10-224-sqrt-concat-v1");
+    expect(imageEncoderVersion("mobilenet+inception")).toBe(quality.version);
+    expect(imageEncoderVersion("mobilenet")).toBe(IMAGE_ENCODER_VERSION);
+    expect(quality.dimensions).toBe(3328);
+    expect(quality.model).toBe("mobilenet+inception");
+    expect(quality.backend.runtime).toBe("onnxruntime");
+    expect(qualityTfjs.backend.runtime).toBe("tfjs");
+    expect(qualityTfjs.version).toBe(quality.version);
+  });
+
+  it("puts the default model's vector and InceptionV3's side by side at equal weight", async () => {
+    for (const image of Object.values(photos)) {
+      const v = await quality.encode(image);
+      expect(v.length).toBe(3328);
+      expect(norm(v)).toBeCloseTo(1, 5);
+      expect(v.every((x) => Number.isFinite(x) && x >= 0)).toBe(true);
+      const [mobileNet, inception] = [v.subarray(0, 1280), v.subarray(1280)];
+      expect(norm(mobileNet)).toBeCloseTo(Math.SQRT1_2, 5);
+      expect(norm(inception)).toBeCloseTo(Math.SQRT1_2, 5);
+      expect(cosine(mobileNet, await encoder.encode(image))).toBeGreaterThan(1 - 1e-6);
+    }
+  });
+
+  it("sees two views of one motorcycle as alike in InceptionV3's part too", async () => {
+    const names = Object.keys(photos) as SamplePhotoName[];
+    const inception = new Map<SamplePhotoName, Float32Array>();
+    for (const name of names) inception.set(name, (await quality.encode(photos[name])).subarray(1280));
+    const nearest = (name: SamplePhotoName) =>
+      names.filter((other) => other !== name).sort((a, b) => cosine(inception.get(name)!, inception.get(b)!) - cosine(inception.get(name)!, inception.get(a)!))[0];
+    const [left, right, cat] = (["motorcycle_left", "motorcycle_right", "chelsea"] as const).map((n) => inception.get(n)!);
+    console.log(`InceptionV3: cos(motorcycle left, right) ${cosine(left!, right!).toFixed(3)}; cos(motorcycle, cat) ${cosine(left!, cat!).toFixed(3)}`);
+    // Its square-rooted features are not centred, so every pair is fairly alike; the order is what counts.
+    expect(nearest("motorcycle_left")).toBe("motorcycle_right");
+    expect(nearest("motorcycle_right")).toBe("motorcycle_left");
+    expect(cosine(left!, right!)).toBeGreaterThan(cosine(left!, cat!) + 0.05);
+  });
+
+  it("gives the same vectors on tfjs (the Keras file read as it is) as on ONNX Runtime (the converted graph)", async () => {
+    for (const [name, image] of Object.entries(photos)) {
+      const [a, b] = [await quality.encode(image), await qualityTfjs.encode(image)];
+      expect(1 - cosine(a.subarray(1280), b.subarray(1280)), name).toBeLessThan(1e-6);
+      expect(1 - cosine(a, b), name).toBeLessThan(1e-6);
+    }
+  });
+
+  it("reads the colour profile from MobileNet's input, as the default model does", async () => {
+    const [withQuality, withDefault] = [await quality.encodeWithColour(photos.rocket), await encoder.encodeWithColour(photos.rocket)];
+    expect(Array.from(withQuality.colour)).toEqual(Array.from(withDefault.colour));
+    expect(Array.from(withQuality.image)).toEqual(Array.from(await quality.encode(photos.rocket)));
+    await expect(quality.encode(Buffer.from("not an image"))).rejects.toBeInstanceOf(ImageDecodeError);
+  });
+});
+
+describe("InceptionV3's converted graph in the cache directory", () => {
+  it("is written once, loaded from there, and written again when damaged", { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vitrine-graph-"));
+    try {
+      const reference = await openImageEncoder({ model: "mobilenet+inception" });
+      const expected = await reference.encode(photos.coffee);
+      await reference.close();
+      const logs: string[] = [];
+      const vectorWith = async () => {
+        const encoder = await openImageEncoder({ model: "mobilenet+inception", cacheDir: dir, log: (m) => logs.push(m) });
+        try {
+          return await encoder.encode(photos.coffee);
+        } finally {
+          await encoder.close();
+        }
+      };
+      expect(Array.from(await vectorWith())).toEqual(Array.from(expected));
+      const [file] = readdirSync(join(dir, "models"));
+      expect(file).toMatch(/^inception_v3-nsfwjs4\.3\.0-mixed10-224-.*\.onnx$/);
+      expect(logs.filter((l) => l.includes("converted into"))).toHaveLength(1);
+      const written = statSync(join(dir, "models", file!)).mtimeMs;
+
+      expect(Array.from(await vectorWith())).toEqual(Array.from(expected));
+      expect(logs.filter((l) => l.includes("converted into"))).toHaveLength(1);
+      expect(statSync(join(dir, "models", file!)).mtimeMs).toBe(written);
+
+      writeFileSync(join(dir, "models", file!), "not an onnx model");
+      expect(Array.from(await vectorWith())).toEqual(Array.from(expected));
+      expect(logs.some((l) => l.startsWith("cannot load"))).toBe(true);
+      expect(statSync(join(dir, "models", file!)).size).toBeGreaterThan(80e6);
+      expect(readdirSync(join(dir, "models"))).toEqual([file]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

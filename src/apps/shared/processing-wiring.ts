@@ -16,8 +16,9 @@ const RETRY_CAP_MS = 5 * 60_000;
 
 /** The image and text models, as config.processing chooses them. */
 export function loadWorkerEncoders(config: Config, log: Logger): Promise<Encoders> {
-  const { imageRuntime } = config.processing;
+  const { imageRuntime, imageModel } = config.processing;
   return loadEncoders({
+    imageModel,
     cacheDir: config.cacheDir,
     log: (msg: string) => log.info({}, msg),
     // A fallback to the slower image runtime is worth a warning: it misses the embedding target.

@@ -2,8 +2,8 @@
 // NSFW head) not as model.json + .bin but as CommonJS modules under dist/models/mobilenet_v2/:
 // model.min.js exports { modelTopology, weightsManifest } and group1-shard1of1.min.js the weight
 // shard as a base64 string (uint8-quantised, 2.6 MB). Both are read here; nothing is downloaded.
-// Its InceptionV3 (dist/models/inception_v3/, six shards) is laid out alike and read the same way
-// by bench/experiments/backbones.ts.
+// Its InceptionV3 (dist/models/inception_v3/, six shards, 22 MB) is laid out alike and read the
+// same way (the quality image model, inception-features.ts).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -29,6 +29,11 @@ export interface NsfwjsBundle {
   json: KerasModelJson;
   /** The weight shards concatenated, as tfjs expects them (still quantised). */
   weights: ArrayBuffer;
+}
+
+export interface WeightTensor {
+  shape: number[];
+  values: Float32Array;
 }
 
 const require = createRequire(import.meta.url);
@@ -73,4 +78,32 @@ function requireOnce(file: string): unknown {
   } finally {
     delete require.cache[resolved];
   }
+}
+
+/** The bundle's weights by name ("conv2d_1/kernel"), dequantised to float32, in Keras's layout. */
+export function decodeWeights(json: KerasModelJson, weights: ArrayBuffer): Map<string, WeightTensor> {
+  const out = new Map<string, WeightTensor>();
+  let offset = 0;
+  for (const spec of json.weightsManifest.flatMap((g) => g.weights)) {
+    const size = spec.shape.reduce((a, b) => a * b, 1);
+    const q = spec.quantization;
+    if (spec.dtype !== "float32") throw new Error(`${spec.name}: ${spec.dtype} weights unsupported`);
+    let values: Float32Array;
+    if (!q) {
+      values = new Float32Array(weights.slice(offset, offset + size * 4));
+      offset += size * 4;
+    } else if (q.dtype === "uint8" || q.dtype === "uint16") {
+      const bytes = q.dtype === "uint8" ? 1 : 2;
+      const quantised = q.dtype === "uint8" ? new Uint8Array(weights, offset, size) : new Uint16Array(weights.slice(offset, offset + size * 2));
+      offset += size * bytes;
+      const { scale, min } = q as { scale: number; min: number };
+      values = new Float32Array(size);
+      for (let i = 0; i < size; i++) values[i] = quantised[i]! * scale + min;
+    } else {
+      throw new Error(`${spec.name}: ${q.dtype} quantisation unsupported`);
+    }
+    out.set(spec.name, { shape: spec.shape, values });
+  }
+  if (offset !== weights.byteLength) throw new Error(`the weight shards hold ${weights.byteLength} bytes, the manifest ${offset}`);
+  return out;
 }
