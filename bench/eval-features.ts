@@ -19,7 +19,7 @@ import sharp from "sharp";
 import { fitTextImageMap } from "../src/embeddings/index.js";
 import { decodeRgb, rgbToChw } from "../src/embeddings/decode-rgb.js";
 import { planMobileNet } from "../src/embeddings/mobilenet-plan.js";
-import { readNsfwjsMobileNetV2 } from "../src/embeddings/nsfwjs-models.js";
+import { readNsfwjsModel } from "../src/embeddings/nsfwjs-models.js";
 import { mobileNetToOnnx } from "../src/embeddings/onnx-mobilenet.js";
 import type { PooledOutput } from "../src/embeddings/onnx-mobilenet.js";
 import { combine, rooted } from "./feature-vectors.js";
@@ -61,7 +61,7 @@ async function pooledFeatures(dir: string, files: readonly string[], size: numbe
     InferenceSession: { create(model: Uint8Array, options: object): Promise<{ inputNames: string[]; outputNames: string[]; run(feeds: object): Promise<Record<string, { data: Float32Array }>> }> };
     Tensor: new (type: "float32", data: Float32Array, dims: number[]) => unknown;
   };
-  const { json, weights } = readNsfwjsMobileNetV2();
+  const { json, weights } = readNsfwjsModel("mobilenet_v2");
   const session = await ort.InferenceSession.create(mobileNetToOnnx(planMobileNet(json, weights), size, EXTRA), {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,

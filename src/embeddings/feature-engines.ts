@@ -38,7 +38,7 @@ export const MOBILENET: NetworkSpec = { name: "mobilenet", size: 160, dimensions
 export const INCEPTION: NetworkSpec = { name: "inception", size: 224, dimensions: 2048 };
 const INCEPTION_CUT = "mixed10";
 // Names the cached InceptionV3 graph: change it whenever onnx-inception.ts would write other bytes.
-const INCEPTION_GRAPH = `inception_v3-nsfwjs${NSFWJS_VERSION}-${INCEPTION_CUT}-${INCEPTION.size}-fold1.onnx`;
+const INCEPTION_GRAPH = `inception_v3-nsfwjs${NSFWJS_VERSION}-${INCEPTION_CUT}-${INCEPTION.size}-fold2.onnx`;
 
 export interface FeatureEngineOptions {
   log: (msg: string) => void;

@@ -10,7 +10,7 @@
 // The arithmetic is float32 throughout, rounded after every operation (Math.fround) in the order
 // tfjs's kernels used when the folding ran on tensors: the folded weights are bit for bit the ones
 // the stored vectors were computed with.
-import { decodeWeights, type KerasLayer, type KerasModelJson, type WeightTensor } from "./nsfwjs-models.js";
+import { decodeWeights, foldBatchNorm, type KerasLayer, type KerasModelJson, type WeightTensor } from "./nsfwjs-models.js";
 
 export type ExplicitPadding = [[number, number], [number, number], [number, number], [number, number]];
 export type Activation = "linear" | "relu" | "relu6";
@@ -182,41 +182,4 @@ function fusableRelu(relu: KerasLayer): Activation | undefined {
   if (c.max_value === 6) return "relu6";
   if (c.max_value === null || c.max_value === undefined) return "relu";
   return undefined;
-}
-
-/** The manifest's weights as float32, dequantised as tfjs's io.decodeWeights does (v * scale + min). */
-// y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta  ==  conv'(x) + b', with the kernel's
-// output channels scaled by s = gamma / sqrt(var + eps) and b' = (b - mean) s + beta.
-function foldBatchNorm(
-  kernel: PlanTensor,
-  bias: PlanTensor | undefined,
-  bn: KerasLayer,
-  raw: Map<string, PlanTensor>,
-  depthwise: boolean,
-): [PlanTensor, PlanTensor] {
-  const f = Math.fround;
-  const mean = raw.get(`${bn.name}/moving_mean`)?.values;
-  const variance = raw.get(`${bn.name}/moving_variance`)?.values;
-  if (!mean || !variance) throw new Error(`${bn.name}: moving statistics missing`);
-  const gamma = raw.get(`${bn.name}/gamma`)?.values;
-  const beta = raw.get(`${bn.name}/beta`)?.values;
-  const eps = f(bn.config.epsilon as number);
-  const channels = mean.length;
-  const scale = new Float32Array(channels);
-  for (let c = 0; c < channels; c++) scale[c] = f((gamma ? gamma[c]! : 1) / f(Math.sqrt(f(variance[c]! + eps))));
-  // Output channel of a [h, w, in, out] kernel is the last index; of a depthwise [h, w, in, m]
-  // kernel it is in * m + m', which is again the flat index modulo in * m.
-  const [, , inChannels, multiplier] = kernel.shape as [number, number, number, number];
-  const period = depthwise ? inChannels * multiplier : multiplier;
-  if (period !== channels) throw new Error(`${bn.name}: ${channels} channels after a kernel of shape ${kernel.shape.join("x")}`);
-  const scaled = new Float32Array(kernel.values.length);
-  for (let i = 0; i < scaled.length; i++) scaled[i] = f(kernel.values[i]! * scale[i % period]!);
-  const folded = new Float32Array(channels);
-  for (let c = 0; c < channels; c++) {
-    folded[c] = f(f(f((bias ? bias.values[c]! : 0) - mean[c]!) * scale[c]!) + (beta ? beta[c]! : 0));
-  }
-  return [
-    { shape: kernel.shape, values: scaled },
-    { shape: [channels], values: folded },
-  ];
 }

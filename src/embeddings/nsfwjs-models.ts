@@ -3,7 +3,7 @@
 // model.min.js exports { modelTopology, weightsManifest } and group1-shard1of1.min.js the weight
 // shard as a base64 string (uint8-quantised, 2.6 MB). Both are read here; nothing is downloaded.
 // Its InceptionV3 (dist/models/inception_v3/, six shards, 22 MB) is laid out alike and read the
-// same way (the quality image model, inception-features.ts).
+// same way (the quality image model: onnx-inception.ts, feature-engines.ts).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -44,10 +44,6 @@ function packageRoot(): string {
   return path.resolve(path.dirname(require.resolve("nsfwjs")), "..", "..");
 }
 
-export function readNsfwjsMobileNetV2(): NsfwjsBundle {
-  return readNsfwjsModel("mobilenet_v2");
-}
-
 /** One of the Keras models under nsfwjs's dist/models/, with its weight shards concatenated. */
 export function readNsfwjsModel(name: "mobilenet_v2" | "inception_v3"): NsfwjsBundle {
   const root = packageRoot();
@@ -80,7 +76,10 @@ function requireOnce(file: string): unknown {
   }
 }
 
-/** The bundle's weights by name ("conv2d_1/kernel"), dequantised to float32, in Keras's layout. */
+/**
+ * The bundle's weights by name ("conv2d_1/kernel"), dequantised to float32 as tfjs's io.decodeWeights
+ * does (v * scale + min), in Keras's layout.
+ */
 export function decodeWeights(json: KerasModelJson, weights: ArrayBuffer): Map<string, WeightTensor> {
   const out = new Map<string, WeightTensor>();
   let offset = 0;
@@ -106,4 +105,44 @@ export function decodeWeights(json: KerasModelJson, weights: ArrayBuffer): Map<s
   }
   if (offset !== weights.byteLength) throw new Error(`the weight shards hold ${weights.byteLength} bytes, the manifest ${offset}`);
   return out;
+}
+
+/**
+ * An inference-mode BatchNormalization folded into the convolution before it:
+ * y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta  ==  conv'(x) + b', with the kernel's
+ * output channels scaled by s = gamma / sqrt(var + eps) and b' = (b - mean) s + beta. Float32
+ * throughout, rounded in the order tfjs's kernels used when MobileNet's stored vectors were made.
+ */
+export function foldBatchNorm(
+  kernel: WeightTensor,
+  bias: WeightTensor | undefined,
+  bn: KerasLayer,
+  raw: Map<string, WeightTensor>,
+  depthwise: boolean,
+): [WeightTensor, WeightTensor] {
+  const f = Math.fround;
+  const mean = raw.get(`${bn.name}/moving_mean`)?.values;
+  const variance = raw.get(`${bn.name}/moving_variance`)?.values;
+  if (!mean || !variance) throw new Error(`${bn.name}: moving statistics missing`);
+  const gamma = raw.get(`${bn.name}/gamma`)?.values;
+  const beta = raw.get(`${bn.name}/beta`)?.values;
+  const eps = f(bn.config.epsilon as number);
+  const channels = mean.length;
+  const scale = new Float32Array(channels);
+  for (let c = 0; c < channels; c++) scale[c] = f((gamma ? gamma[c]! : 1) / f(Math.sqrt(f(variance[c]! + eps))));
+  // Output channel of a [h, w, in, out] kernel is the last index; of a depthwise [h, w, in, m]
+  // kernel it is in * m + m', which is again the flat index modulo in * m.
+  const [, , inChannels, multiplier] = kernel.shape as [number, number, number, number];
+  const period = depthwise ? inChannels * multiplier : multiplier;
+  if (period !== channels) throw new Error(`${bn.name}: ${channels} channels after a kernel of shape ${kernel.shape.join("x")}`);
+  const scaled = new Float32Array(kernel.values.length);
+  for (let i = 0; i < scaled.length; i++) scaled[i] = f(kernel.values[i]! * scale[i % period]!);
+  const folded = new Float32Array(channels);
+  for (let c = 0; c < channels; c++) {
+    folded[c] = f(f(f((bias ? bias.values[c]! : 0) - mean[c]!) * scale[c]!) + (beta ? beta[c]! : 0));
+  }
+  return [
+    { shape: kernel.shape, values: scaled },
+    { shape: [channels], values: folded },
+  ];
 }

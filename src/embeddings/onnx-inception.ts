@@ -1,14 +1,15 @@
 // nsfwjs's Keras InceptionV3, up to a block's output averaged over its positions, written out as an
-// ONNX model (opset 13) at load from the bundle's weights, for ONNX Runtime's CPU kernels: the
-// second network of the quality image model (image-encoder.ts). Nothing is downloaded or cached.
+// ONNX model (opset 13) from the bundle's weights, for ONNX Runtime's CPU kernels: the second
+// network of the quality image model (image-encoder.ts). Nothing is downloaded; feature-engines.ts
+// keeps the bytes in the cache directory.
 //
 // The network holds few layer kinds: Conv2D without bias, each followed by an inference-mode
 // BatchNormalization (scale=False) and a ReLU; max and average pooling; concatenation of branches.
-// The normalisation is folded into the convolution here (kernel scaled per output channel, a bias
-// added), so the graph is Conv + Relu pairs ONNX Runtime fuses. Layout NCHW, as ONNX's Conv needs;
-// the head (pooling fixed at 8x8 and the NSFW classifier) is never read, so any input size that
-// leaves the last block at least 1x1 works.
-import { decodeWeights, type KerasLayer, type KerasModelJson, type WeightTensor } from "./nsfwjs-models.js";
+// The normalisation is folded into the convolution (nsfwjs-models.ts foldBatchNorm, as for
+// MobileNet: kernel scaled per output channel, a bias added), so the graph is Conv + Relu pairs
+// ONNX Runtime fuses. Layout NCHW, as ONNX's Conv needs; the head (pooling fixed at 8x8 and the
+// NSFW classifier) is never read, so any input size that leaves the last block at least 1x1 works.
+import { decodeWeights, foldBatchNorm, type KerasLayer, type KerasModelJson, type WeightTensor } from "./nsfwjs-models.js";
 import { convKernel } from "./onnx-mobilenet.js";
 import { intAttribute, intsAttribute, modelBytes, nodeProto, Proto, stringAttribute, tensorProto, valueInfoProto } from "./onnx-proto.js";
 
@@ -47,8 +48,8 @@ export function inceptionToOnnx(json: KerasModelJson, weights: ArrayBuffer, size
         const kernel = weight(`${layer.name}/kernel`);
         const bn = layers.find((l) => l.class_name === "BatchNormalization" && inputsOf(l)[0] === layer.name);
         if (!bn) throw new Error(`${layer.name}: no BatchNormalization follows`);
-        const [scaled, bias] = foldBatchNorm(kernel, bn, raw);
-        initialisers.push(tensorProto(`${layer.name}/kernel`, ...convKernel(scaled)), tensorProto(`${layer.name}/bias`, [bias.length], bias));
+        const [scaled, bias] = foldBatchNorm(kernel, undefined, bn, raw, false);
+        initialisers.push(tensorProto(`${layer.name}/kernel`, ...convKernel(scaled)), tensorProto(`${layer.name}/bias`, bias.shape, bias.values));
         nodes.push(
           nodeProto("Conv", [inputs[0]!, `${layer.name}/kernel`, `${layer.name}/bias`], [layer.name], [
             intsAttribute("kernel_shape", c["kernel_size"] as number[]),
@@ -93,26 +94,4 @@ export function inceptionToOnnx(json: KerasModelJson, weights: ArrayBuffer, size
   graph.msg(11, valueInfoProto(INCEPTION_INPUT, ["n", 3, size, size]));
   graph.msg(12, valueInfoProto(INCEPTION_OUTPUT, ["n", "features"]));
   return modelBytes(graph);
-}
-
-// gamma (conv(x) - mean) / sqrt(var + eps) + beta == conv'(x) + b', with the kernel's output
-// channels scaled by s = gamma / sqrt(var + eps) and b' = beta - mean s (gamma is 1: scale=False).
-function foldBatchNorm(kernel: WeightTensor, bn: KerasLayer, raw: Map<string, WeightTensor>): [WeightTensor, Float32Array] {
-  const mean = raw.get(`${bn.name}/moving_mean`)?.values;
-  const variance = raw.get(`${bn.name}/moving_variance`)?.values;
-  if (!mean || !variance) throw new Error(`${bn.name}: moving statistics missing`);
-  const gamma = raw.get(`${bn.name}/gamma`)?.values;
-  const beta = raw.get(`${bn.name}/beta`)?.values;
-  const epsilon = bn.config["epsilon"] as number;
-  const out = mean.length;
-  if (kernel.shape[3] !== out) throw new Error(`${bn.name}: ${out} channels after a kernel of ${kernel.shape[3]}`);
-  const scale = new Float32Array(out);
-  const bias = new Float32Array(out);
-  for (let k = 0; k < out; k++) {
-    scale[k] = (gamma?.[k] ?? 1) / Math.sqrt(variance[k]! + epsilon);
-    bias[k] = (beta?.[k] ?? 0) - mean[k]! * scale[k]!;
-  }
-  // Keras [h, w, in, out]: the output channel is the fastest-varying index.
-  const values = kernel.values.map((v, i) => v * scale[i % out]!);
-  return [{ shape: kernel.shape, values }, bias];
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
 import { buildFusedMobileNet, type FeatureNet } from "../../src/embeddings/fused-mobilenet.js";
 import { planMobileNet } from "../../src/embeddings/mobilenet-plan.js";
-import { readNsfwjsMobileNetV2, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-models.js";
+import { readNsfwjsModel, type KerasLayer, type NsfwjsBundle } from "../../src/embeddings/nsfwjs-models.js";
 import { mobileNetToOnnx } from "../../src/embeddings/onnx-mobilenet.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { samplePhotos } from "../support/sample-photos.js";
@@ -34,7 +34,7 @@ function featureTopology(b: NsfwjsBundle): object {
 
 beforeAll(async () => {
   await initTfBackend();
-  bundle = readNsfwjsMobileNetV2();
+  bundle = readNsfwjsModel("mobilenet_v2");
   fused = buildFusedMobileNet(bundle.json, bundle.weights);
   reference = await tfl.loadLayersModel(
     {

@@ -9,7 +9,7 @@ import type { ImageServer } from "../support/image-server.js";
 import { restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import { samplePhotos } from "../support/sample-photos.js";
-import { startTestServer } from "../support/test-server.js";
+import { startTestServerWithWorker } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -25,13 +25,7 @@ beforeAll(async () => {
   images = await startImageServer();
   images.route("/coffee.png", serveBytes(photos.coffee!, "image/png"));
   images.route("/cat.png", serveBytes(photos.chelsea!, "image/png"));
-  server = await startTestServer({
-    WORKERS: "1",
-    CACHE_DIR: cacheDir,
-    IMAGE_FETCH_ALLOW_PRIVATE: "true",
-    PROCESSING_IDLE_POLL_MS: "100",
-  });
-  await server.app.workers.ready;
+  server = await startTestServerWithWorker();
   key = await server.createKey(org);
   api = restClient(server.restUrl, key);
 }, 180_000);

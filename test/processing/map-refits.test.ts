@@ -7,12 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MysqlIndexSource, MysqlTextImageMapStore, readMapBytes } from "../../src/storage/mysql/index.js";
 import { catalogTextMaps } from "../../src/storage/mysql/schema.js";
 import { eq } from "drizzle-orm";
-import { cacheDir } from "../support/cache-dir.js";
 import { serveBytes, startImageServer } from "../support/image-server.js";
 import type { ImageServer } from "../support/image-server.js";
 import { restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
-import { startTestServer } from "../support/test-server.js";
+import { startTestServerWithWorker } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -55,14 +54,7 @@ function title(i: number): string {
 beforeAll(async () => {
   images = await startImageServer();
   for (let i = 0; i < PRODUCTS; i++) images.route(`/p${i}.jpg`, serveBytes(await photo(i)));
-  server = await startTestServer({
-    WORKERS: "1",
-    CACHE_DIR: cacheDir,
-    IMAGE_FETCH_ALLOW_PRIVATE: "true",
-    PROCESSING_IDLE_POLL_MS: "100",
-    PROCESSING_BATCH_SIZE: "8",
-  });
-  await server.app.workers.ready;
+  server = await startTestServerWithWorker({ PROCESSING_BATCH_SIZE: "8" });
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {

@@ -9,7 +9,7 @@ import type { RestClient } from "../support/rest-client.js";
 import { samplePhotos } from "../support/sample-photos.js";
 import { serveBytes, startImageServer } from "../support/image-server.js";
 import type { ImageServer } from "../support/image-server.js";
-import { startTestServer } from "../support/test-server.js";
+import { startTestServerWithWorker } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 import { cacheDir } from "../support/cache-dir.js";
@@ -25,19 +25,14 @@ const org = randomUUID();
 beforeAll(async () => {
   photos = await samplePhotos(cacheDir);
   images = await startImageServer();
-  server = await startTestServer({
-    WORKERS: "1",
-    CACHE_DIR: cacheDir,
-    IMAGE_FETCH_ALLOW_PRIVATE: "true",
+  server = await startTestServerWithWorker({
     IMAGE_FETCH_TIMEOUT_MS: "1500",
     IMAGE_MAX_BYTES: String(2 * 1024 * 1024),
     PROCESSING_RETRY_BASE_MS: "50",
     PROCESSING_MAX_ATTEMPTS: "3",
-    PROCESSING_IDLE_POLL_MS: "100",
     // Mild, so that this suite's workers still get the CPU while other test files run.
     WORKER_NICENESS: "2",
   });
-  await server.app.workers.ready;
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {
@@ -318,14 +313,7 @@ describe("IMAGE_RUNTIME", () => {
   let tfjsServer: TestServer;
   let tfjsApi: RestClient;
   beforeAll(async () => {
-    tfjsServer = await startTestServer({
-      WORKERS: "1",
-      CACHE_DIR: cacheDir,
-      IMAGE_FETCH_ALLOW_PRIVATE: "true",
-      PROCESSING_IDLE_POLL_MS: "100",
-      IMAGE_RUNTIME: "tfjs",
-    });
-    await tfjsServer.app.workers.ready;
+    tfjsServer = await startTestServerWithWorker({ IMAGE_RUNTIME: "tfjs" });
     tfjsApi = restClient(tfjsServer.restUrl, await tfjsServer.createKey(org));
   }, 180_000);
   afterAll(async () => {

@@ -13,7 +13,7 @@ import { restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import { samplePhotos } from "../support/sample-photos.js";
 import type { SamplePhotoName } from "../support/sample-photos.js";
-import { startTestServer } from "../support/test-server.js";
+import { startTestServerWithWorker } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { cosine, norm } from "../support/vectors.js";
 import { waitFor } from "../support/wait-for.js";
@@ -37,14 +37,7 @@ beforeAll(async () => {
   photos = await samplePhotos(cacheDir);
   images = await startImageServer();
   for (const [name, bytes] of Object.entries(photos)) images.route(`/${name}.png`, serveBytes(bytes, "image/png"));
-  server = await startTestServer({
-    WORKERS: "1",
-    CACHE_DIR: cacheDir,
-    IMAGE_FETCH_ALLOW_PRIVATE: "true",
-    PROCESSING_IDLE_POLL_MS: "100",
-    IMAGE_MODEL: "mobilenet+inception",
-  });
-  await server.app.workers.ready;
+  server = await startTestServerWithWorker({ IMAGE_MODEL: "mobilenet+inception" });
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import { samplePhotos } from "../support/sample-photos.js";
 import type { SamplePhotoName } from "../support/sample-photos.js";
-import { startTestServer } from "../support/test-server.js";
+import { startTestServerWithWorker } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -31,8 +31,7 @@ beforeAll(async () => {
   const photos = await samplePhotos(cacheDir);
   images = await startImageServer();
   for (const [, photo] of PRODUCTS) images.route(`/${photo}`, serveBytes(photos[photo], "image/png"));
-  server = await startTestServer({ WORKERS: "1", CACHE_DIR: cacheDir, IMAGE_FETCH_ALLOW_PRIVATE: "true", PROCESSING_IDLE_POLL_MS: "100" });
-  await server.app.workers.ready;
+  server = await startTestServerWithWorker();
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
 afterAll(async () => {

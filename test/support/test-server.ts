@@ -7,6 +7,7 @@ import { adminKeyPath, loadConfig } from "../../src/config/index.js";
 import type { Config } from "../../src/config/index.js";
 import { createApiApp } from "../../src/apps/api/api-app.js";
 import type { ApiApp } from "../../src/apps/api/api-app.js";
+import { cacheDir } from "./cache-dir.js";
 import { deleteKeys, keysMatching } from "./redis-keys.js";
 import { dropScratchDatabase, scratchDatabaseUrl } from "./scratch-mysql.js";
 
@@ -87,6 +88,16 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A server with one worker process that fetches images from the loopback image server (support/image-server.ts). */
+export async function startTestServerWithWorker(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const server = await startTestServer(
+    { WORKERS: "1", CACHE_DIR: cacheDir, IMAGE_FETCH_ALLOW_PRIVATE: "true", PROCESSING_IDLE_POLL_MS: "100", ...env },
+    options,
+  );
+  await server.app.workers.ready;
+  return server;
 }
 
 /**
