@@ -49,3 +49,26 @@ describe("the order a common word's holders are read in", () => {
     expect(vocabulary.expand(["red", "polo"]).words).toEqual(["red", "polo", "polos", "poloneck"]);
   });
 });
+
+describe("a vocabulary's remembered expansions", () => {
+  it("answers a repeated query from memory, and forgets once words are added", () => {
+    const vocabulary = new LexicalVocabulary("b1");
+    vocabulary.add(["red", "polo"]);
+    const first = vocabulary.expand(["red", "pol"]);
+    expect(vocabulary.expand(["red", "pol"])).toBe(first);
+    expect(first.words).toEqual(["red", "polo"]);
+    vocabulary.add(["polka"]);
+    const after = vocabulary.expand(["red", "pol"]);
+    expect(after).not.toBe(first);
+    expect(after.words).toContain("polka");
+  });
+
+  it("keeps a bounded number of them", () => {
+    const vocabulary = new LexicalVocabulary("b1");
+    vocabulary.add(["red"]);
+    const oldest = vocabulary.expand(["query0"]);
+    for (let i = 1; i <= 1000; i++) vocabulary.expand([`query${i}`]);
+    expect(vocabulary.expand(["query1000"])).toBe(vocabulary.expand(["query1000"]));
+    expect(vocabulary.expand(["query0"])).not.toBe(oldest);
+  });
+});

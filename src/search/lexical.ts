@@ -61,8 +61,17 @@ export function lexicalWords(text: string, limit = Infinity): string[] {
 }
 
 /** One catalog's vocabulary as this process last read it from the index. */
+/**
+ * Expansions a vocabulary remembers, the oldest dropped first: fuzzy lookups over the radix tree
+ * were about a twentieth of a search's CPU, and a shop's queries repeat (few KB each, at most
+ * 256 catalogs' vocabularies kept: vocabularies.ts).
+ */
+const EXPANSIONS_KEPT = 128;
+
 export class LexicalVocabulary {
   private readonly tree = new SearchableMap<true>();
+  /** expand's answers by query words (space-joined: words hold no spaces); emptied by add. */
+  private readonly expansions = new Map<string, ExpandedQuery>();
 
   constructor(
     /** Which build of the catalog's lexical index the words come from. */
@@ -74,10 +83,21 @@ export class LexicalVocabulary {
   add(words: readonly string[]): void {
     for (const word of words) this.tree.set(word, true);
     this.size += words.length;
+    if (words.length > 0) this.expansions.clear();
   }
 
-  /** Catalog words each query word matches, with the value of the match. */
+  /** Catalog words each query word matches, with the value of the match (shared: never modify). */
   expand(queryWords: readonly string[]): ExpandedQuery {
+    const key = queryWords.join(" ");
+    const known = this.expansions.get(key);
+    if (known) return known;
+    const expanded = this.expandNow(queryWords);
+    if (this.expansions.size >= EXPANSIONS_KEPT) this.expansions.delete(this.expansions.keys().next().value!);
+    this.expansions.set(key, expanded);
+    return expanded;
+  }
+
+  private expandNow(queryWords: readonly string[]): ExpandedQuery {
     const perWord = queryWords.map((q, i) => {
       const matches = new Map<string, number>();
       const letters = [...q].length;
