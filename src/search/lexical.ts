@@ -60,14 +60,15 @@ export function lexicalWords(text: string, limit = Infinity): string[] {
   return [...words];
 }
 
-/** One catalog's vocabulary as this process last read it from the index. */
 /**
- * Expansions a vocabulary remembers, the oldest dropped first: fuzzy lookups over the radix tree
- * were about a twentieth of a search's CPU, and a shop's queries repeat (few KB each, at most
- * 256 catalogs' vocabularies kept: vocabularies.ts).
+ * Expansions a vocabulary remembers, the oldest dropped first: the fuzzy and prefix lookups were
+ * about a twentieth of a search's main-thread time at 100k (README "Measurements"), and a shop's
+ * queries repeat. About 1.5 KB each: with the 256 vocabularies a process keeps (vocabularies.ts),
+ * 25 MB at most.
  */
-const EXPANSIONS_KEPT = 128;
+const EXPANSIONS_KEPT = 64;
 
+/** One catalog's vocabulary as this process last read it from the index. */
 export class LexicalVocabulary {
   private readonly tree = new SearchableMap<true>();
   /** expand's answers by query words (space-joined: words hold no spaces); emptied by add. */
