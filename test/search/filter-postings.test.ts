@@ -175,3 +175,48 @@ describe("field postings", () => {
     }
   });
 });
+
+describe("a common word with a broad eq filter (post-filtered plain HNSW)", () => {
+  // Every product holds "shirt" (a common word: ranked holders); 3,500 of 4,000 pass `visible`.
+  const commonCatalog = `postings-common-${randomBytes(4).toString("hex")}`;
+  const common: IndexEntry[] = entries.map((e) => ({ ...e, words: e.productId === "p1" ? ["shirt", "red"] : ["shirt"] }));
+
+  beforeAll(async () => {
+    await index.rebuild(commonCatalog, VERSION, pages(common));
+  }, 120_000);
+
+  afterAll(async () => {
+    await index?.drop(commonCatalog);
+  });
+
+  it("reads as holders the nearest 2.5 times the elements it asks for, not five times", async () => {
+    const vocabulary = await index.vocabulary(commonCatalog, undefined);
+    const filters = [F("visible", "eq", true)];
+    const answer = await index.query(commonCatalog, {
+      vector: query,
+      count: 20,
+      filters,
+      exactUpTo: 0,
+      expectedVersion: VERSION,
+      servableVersionPrefix: VERSION,
+      lexical: {
+        vocabulary: { build: vocabulary.build!, size: vocabulary.words.length },
+        words: ["shirt"],
+        maxProducts: 128,
+        commonWordProducts: 20,
+        commonProducts: 20,
+        visual: query.subarray(0, DIM / 2),
+        text: query.subarray(DIM / 2),
+      },
+    });
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    // count / share = 20 * 4,000 / 3,500 = 23 elements asked: 23 hits, and 58 (23 * 2.5) read for holders.
+    expect(answer.hits.length).toBe(23);
+    const nearest = [...byId.keys()].sort((a, b) => cosine(b) - cosine(a));
+    const holders = new Set(answer.lexical.map((h) => h.productId));
+    // The 58 nearest (HNSW at EF 100 over 4,000 finds nearly all of them) and the 20 first holders.
+    expect(nearest.slice(0, 58).filter((id) => holders.has(id)).length).toBeGreaterThanOrEqual(55);
+    expect(holders.size).toBeLessThanOrEqual(58 + 20);
+    expect(nearest.slice(58, 115).filter((id) => holders.has(id)).length).toBeLessThanOrEqual(20);
+  });
+});

@@ -145,11 +145,15 @@ end
 -- post-filters, and asks wider if too few pass.
 local filter = ARGV[6]
 local ask = count
+local widen = ${COMMON_WORD_NEAREST}
 if estimate and count > 0 then
   local wanted = math.ceil(count * size / math.max(estimate, 1))
   if wanted <= tonumber(ARGV[11]) then
     filter = ''
     ask = math.min(size, wanted)
+    -- The count already holds twice the hits wanted: half the widening keeps a common word's
+    -- margin over topK what it is unfiltered, at half the elements read (README "Filtered search").
+    widen = ${COMMON_WORD_NEAREST} / 2
   end
 end
 -- With a common word, more nearest elements: those that hold it are credited with their lexical
@@ -157,7 +161,7 @@ end
 -- the first \`shown\` are hits; the rest only ever come back as holders.
 -- The elements VSIM returns: members of the set, which the holders below need not ask about.
 local shown, beyond, members = ask, {}, {}
-if anyCommon then ask = ask * ${COMMON_WORD_NEAREST} end
+if anyCommon then ask = math.ceil(ask * widen) end
 if size > 0 and count > 0 then
   local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
   if size <= tonumber(ARGV[2]) then
