@@ -1305,14 +1305,14 @@ async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: Wire
   const { catalog } = loaded;
   const { run, task, cpuNote } = runner;
   const filtered: FilteredOutcome[] = [];
-  for (const [c0, [label, filters]] of FILTER_CASES.entries()) {
+  for (const [caseIndex, [label, filters]] of FILTER_CASES.entries()) {
     const keep = filterMask(catalog, filters);
     const truthF = q.vectors.map((v) => {
       const e = bruteForceTopK(catalog, v, TOP_K, keep);
       return e.ids.filter((_, k) => e.dots[k]! >= 0);
     });
     // The service answers by its documented score (lexical term included), as unfiltered.
-    const scoreTruthF = q.filteredScoreTruth?.[c0] ?? truthF;
+    const scoreTruthF = q.filteredScoreTruth?.[caseIndex] ?? truthF;
     const filterExpr = redisFilterExpression(filters)!;
     const r1 = await run({ ...task("raw", 1), filterExpr }, `raw VSIM FILTER ${label} c=1`);
     const r8 = await run({ ...task("raw", c), filterExpr }, `raw VSIM FILTER ${label} c=${c}`);
