@@ -64,6 +64,9 @@ if base then
 end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current}
+-- The elements answered as hits (VSIM's, or the postings' candidates, read from the same build's
+-- copy): the holders below need not ask VISMEMBER about them.
+local members = {}
 local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
@@ -130,6 +133,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       local attrs = redis.call('HMGET', dbase .. 'attr', unpack(chunk))
       for k, id in ipairs(chunk) do
         if vecs[k] then
+          members[id] = true
           reply[#reply + 1] = id
           reply[#reply + 1] = vecs[k]
           reply[#reply + 1] = attrs[k] or ''
@@ -159,8 +163,7 @@ end
 -- With a common word, more nearest elements: those that hold it are credited with their lexical
 -- match, which may lift them above the first \`ask\` (README: "Lexical matching at scale"). Only
 -- the first \`shown\` are hits; the rest only ever come back as holders.
--- The elements VSIM returns: members of the set, which the holders below need not ask about.
-local shown, beyond, members = ask, {}, {}
+local shown, beyond = ask, {}
 if anyCommon then ask = math.ceil(ask * widen) end
 if size > 0 and count > 0 then
   local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
