@@ -176,8 +176,9 @@ describe("field postings", () => {
   });
 });
 
-describe("a common word with a broad eq filter (post-filtered plain HNSW)", () => {
-  // Every product holds "shirt" (a common word: ranked holders); 3,500 of 4,000 pass `visible`.
+describe("a common word with eq filters", () => {
+  // Every product holds "shirt" (a common word: ranked holders); 3,500 of 4,000 pass `visible`
+  // (post-filtered plain HNSW), 40 are in shop h7 (the postings' candidates).
   const commonCatalog = `postings-common-${randomBytes(4).toString("hex")}`;
   const common: IndexEntry[] = entries.map((e) => ({ ...e, words: e.productId === "p1" ? ["shirt", "red"] : ["shirt"] }));
 
@@ -189,10 +190,10 @@ describe("a common word with a broad eq filter (post-filtered plain HNSW)", () =
     await index?.drop(commonCatalog);
   });
 
-  it("reads as holders the nearest 2.5 times the elements it asks for, not five times", async () => {
+  /** The index asked for 20 elements near `query` that pass the filters, "shirt" matched lexically. */
+  async function askCommon(filters: MetadataFilter[]): Promise<IndexAnswer> {
     const vocabulary = await index.vocabulary(commonCatalog, undefined);
-    const filters = [F("visible", "eq", true)];
-    const answer = await index.query(commonCatalog, {
+    return index.query(commonCatalog, {
       vector: query,
       count: 20,
       filters,
@@ -209,6 +210,11 @@ describe("a common word with a broad eq filter (post-filtered plain HNSW)", () =
         text: query.subarray(DIM / 2),
       },
     });
+  }
+
+  it("reads as holders the nearest 2.5 times the elements it asks for, not five times", async () => {
+    const filters = [F("visible", "eq", true)];
+    const answer = await askCommon(filters);
     if (answer.kind !== "ok") throw new Error(answer.kind);
     // count / share = 20 * 4,000 / 3,500 = 23 elements asked: 23 hits, and 58 (23 * 2.5) read for holders.
     expect(answer.hits.length).toBe(23);
@@ -218,5 +224,16 @@ describe("a common word with a broad eq filter (post-filtered plain HNSW)", () =
     expect(nearest.slice(0, 58).filter((id) => holders.has(id)).length).toBeGreaterThanOrEqual(55);
     expect(holders.size).toBeLessThanOrEqual(58 + 20);
     expect(nearest.slice(58, 115).filter((id) => holders.has(id)).length).toBeLessThanOrEqual(20);
+  });
+
+  it("lists every candidate of a selective filter as a holder of the common word it holds", async () => {
+    const filters = [F("shop", "eq", "h7")];
+    const answer = await askCommon(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBe(true);
+    const candidates = passing(filters);
+    expect(answer.hits.map((h) => h.productId).sort()).toEqual(candidates);
+    const holders = new Map(answer.lexical.map((h) => [h.productId, h]));
+    for (const id of candidates) expect(holders.get(id)?.words).toContain("shirt");
   });
 });
