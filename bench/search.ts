@@ -4,6 +4,7 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
+//                           [--parts 1]
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog and two eq
@@ -13,6 +14,9 @@
 //
 // --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
 // (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
+//
+// --parts P splits the catalog's index into P sets (as `reindex` with parts does); raw VSIM then
+// asks every set at once and merges by score, as Redis's documentation for split vector sets says.
 //
 // Per N: a fresh MySQL database and service (WORKERS=0), one org key and catalog made over REST, N
 // products created over REST (they stay PROCESSING: no image model runs), then their index entries
@@ -64,6 +68,23 @@ type Mode = "raw" | "grpc" | "grpc-js" | "rest";
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 
 /** A client of the run's Redis: one server, or the cluster. */
+/**
+ * VSIM over a catalog's sets at once, merged by score (Redis's documented way to query a set split
+ * over keys): the same flat [id, score, ...] reply as one VSIM, COUNT best.
+ */
+async function vsimMerged(conn: Redis | Cluster, keys: readonly string[], blob: Buffer, args: string[]): Promise<string[]> {
+  const replies = await Promise.all(keys.map((key) => conn.call("VSIM", key, "FP32", blob, "WITHSCORES", ...args) as Promise<string[]>));
+  if (replies.length === 1) return replies[0]!;
+  const pairs: [string, number][] = [];
+  for (const reply of replies) for (let k = 0; k < reply.length; k += 2) pairs.push([String(reply[k]), Number(reply[k + 1])]);
+  const count = Number(args[args.indexOf("COUNT") + 1]);
+  return pairs.sort((a, b) => b[1] - a[1]).slice(0, count).flatMap(([id, score]) => [id, String(score)]);
+}
+
+async function totalCard(redis: Redis | Cluster, keys: readonly string[]): Promise<number> {
+  return (await Promise.all(keys.map(async (key) => Number(await redis.call("VCARD", key))))).reduce((a, b) => a + b, 0);
+}
+
 function redisClientOf(env: RedisEnv): Redis | Cluster {
   if ("REDIS_URL" in env) return new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
   const nodes = env.REDIS_CLUSTER_NODES.split(",").map((hostPort) => {
@@ -81,7 +102,8 @@ interface Target {
   apiKey: string;
   organizationId: string;
   catalogId: string;
-  vectorsKey: string;
+  /** The catalog's vector sets (one, or its parts). */
+  vectorsKeys: string[];
 }
 
 interface Task {
@@ -229,10 +251,10 @@ async function workerMain(): Promise<void> {
     const one = async (i: number, client: number): Promise<string[]> => {
       const q = i % n;
       if (task.mode === "raw") {
-        const reply = (await conns[client]!.call(
-          "VSIM", target.vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "EF", String(task.ef),
+        const reply = await vsimMerged(conns[client]!, target.vectorsKeys, blobs[q]!, [
+          "COUNT", String(TOP_K), "EF", String(task.ef),
           ...(task.filterExpr ? ["FILTER", task.filterExpr, "FILTER-EF", String(TOP_K * 100)] : []),
-        )) as string[];
+        ]);
         const ids: string[] = [];
         for (let k = 0; k < reply.length; k += 2) ids.push(String(reply[k]));
         return ids;
@@ -617,6 +639,8 @@ interface Options {
   filters: boolean;
   /** Brands of the synthetic catalog: a brand query's holders are about N / brands. */
   brands: number;
+  /** The sets the catalog's index is split into. */
+  parts: number;
 }
 
 interface Outcome {
@@ -672,6 +696,7 @@ async function main(): Promise<void> {
       cluster: { type: "boolean", default: false },
       filters: { type: "boolean", default: false },
       brands: { type: "string", default: String(BRANDS) },
+      parts: { type: "string", default: "1" },
     },
   });
   const { homedir } = await import("node:os");
@@ -685,9 +710,11 @@ async function main(): Promise<void> {
     loadConcurrency: Number(values["load-concurrency"]),
     filters: values.filters,
     brands: Number(values.brands),
+    parts: Number(values.parts),
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
+  if (!Number.isInteger(options.parts) || options.parts < 1) throw new Error(`--parts must be a positive integer, got ${values.parts}`);
 
   const runStarted = performance.now();
   const { provisionRedis8, provisionRedis8Cluster } = await import("../src/provisioning/index.js");
@@ -721,7 +748,7 @@ async function main(): Promise<void> {
     const where = "REDIS_URL" in redisEnv ? redisEnv.REDIS_URL : `a cluster of ${masters.length} masters (${redisEnv.REDIS_CLUSTER_NODES})`;
     console.log(`search benchmark: sizes ${options.sizes.join(", ")}; ${options.queries} measured requests per case after ${options.warmup} warm-up; ` +
       `${ALL_QUERIES.length} distinct queries; Redis ${masters[0]} at ${where}${stopRedis ? " (started for this run)" : " (REDIS_URL)"}; ` +
-      `${availableParallelism()} CPU cores shared by clients, service, Redis and MariaDB`);
+      `${options.parts > 1 ? `each catalog split into ${options.parts} sets; ` : ""}${availableParallelism()} CPU cores shared by clients, service, Redis and MariaDB`);
     for (const n of options.sizes) outcomes.push(await runSize(n, options, redisEnv, text));
   } finally {
     await text.close();
@@ -745,7 +772,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const exactService = n <= exactUpTo;
 
     // 5. Over the wire, from the load-generator thread.
-    load = LoadGenerator.start({ restUrl: bench.restUrl, grpcUrl: bench.grpcUrl, redisEnv, apiKey: loaded.apiKey, organizationId: loaded.organizationId, catalogId: loaded.catalogId, vectorsKey: loaded.vectorsKey });
+    load = LoadGenerator.start({ restUrl: bench.restUrl, grpcUrl: bench.grpcUrl, redisEnv, apiKey: loaded.apiKey, organizationId: loaded.organizationId, catalogId: loaded.catalogId, vectorsKeys: loaded.vectorsKeys });
     const runner = wireRunner(app.redis, load, options, queries, ef);
     const { run, task } = runner;
     const c = options.concurrency;
@@ -769,7 +796,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const recallService = recallAt(rest1.results, queries.scoreTruth);
     const recallGrpc = recallAt(grpc1.results, queries.scoreTruth);
     // 6. Still intact after all of it (the sweeper ran throughout)?
-    const vcardAfter = Number(await app.redis.call("VCARD", loaded.vectorsKey));
+    const vcardAfter = await totalCard(app.redis, loaded.vectorsKeys);
     const versionAfter = await app.searchIndex.index.version(loaded.catalogId);
     const { cpuNote } = runner;
 
@@ -935,7 +962,7 @@ interface LoadedCatalog {
   organizationId: string;
   catalogId: string;
   apiKey: string;
-  vectorsKey: string;
+  vectorsKeys: string[];
   catalog: Catalog;
   expectedVersion: string;
   loadRestMs: number;
@@ -962,7 +989,6 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const catRes = await api("POST", `/organizations/${organizationId}/catalogs`, { name: `bench-${n}`, description: "search benchmark" });
   if (catRes.status !== 200 && catRes.status !== 201) throw new Error(`catalog creation failed: ${catRes.status} ${await catRes.text()}`);
   const catalogId = ((await catRes.json()) as { id: string }).id;
-  const vectorsKey = `${keyPrefix}{${catalogId}}:vectors`;
 
   const genStarted = performance.now();
   const catalog = syntheticCatalog(n, text, 20240601 + n, options.filters, options.brands);
@@ -1003,16 +1029,18 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const written = await lock.exclusively(catalogId, 60_000, async () => {
     const [result] = await app.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
     leftInQueue = (result as { affectedRows: number }).affectedRows;
-    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000));
+    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000), options.parts);
   });
   if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
   const loadIndexMs = performance.now() - indexStarted;
   await sleep(200);
   const memAfter = await usedMemory();
-  const vcard = Number(await redis.call("VCARD", vectorsKey));
+  const vectorsKeys = (await forEachPrimary(redis, (node) => node.keys(`${keyPrefix}{${catalogId}*}:vectors`))).flat().sort();
+  if (vectorsKeys.length !== options.parts) throw new Error(`the index has ${vectorsKeys.length} vector sets, not ${options.parts}`);
+  const vcard = await totalCard(redis, vectorsKeys);
   const keyBytes = await app.searchIndex.index.memoryUsage(catalogId);
   if (written !== n || vcard !== n) throw new Error(`index holds ${vcard} of ${n} products (rebuild wrote ${written})`);
-  const vinfo = (await redis.call("VINFO", vectorsKey)) as unknown[];
+  const vinfo = (await redis.call("VINFO", vectorsKeys[0]!)) as unknown[];
   const vinfoText = [];
   for (let i = 0; i + 1 < vinfo.length; i += 2) vinfoText.push(`${String(vinfo[i])}=${String(vinfo[i + 1])}`);
 
@@ -1020,10 +1048,10 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
     `2% SUPER_BOOST / 5% BOOST; element ${catalog.dims} dims; generated in ${(genMs / 1000).toFixed(1)} s`);
   console.log(`  load: Create Products over REST        ${(loadRestMs / 1000).toFixed(1)} s  (${((n / loadRestMs) * 1000).toFixed(0)} products/s, batches of ${BATCH}, ${options.loadConcurrency} in flight; rows stay PROCESSING in MySQL)`);
   console.log(`  load: index write (VADD, rebuild)      ${(loadIndexMs / 1000).toFixed(1)} s  (${((n / loadIndexMs) * 1000).toFixed(0)} products/s; ${leftInQueue} index_queue rows were still pending and cleared)`);
-  console.log(`  index                                  VCARD ${vcard}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
+  console.log(`  index                                  VCARD ${vcard}${vectorsKeys.length > 1 ? ` in ${vectorsKeys.length} sets (the first's VINFO)` : ""}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
   console.log(`  memory                                 MEMORY USAGE ${(keyBytes / 1024 / 1024).toFixed(1)} MB = ${(keyBytes / n).toFixed(0)} B/product; ` +
     `INFO used_memory delta ${((memAfter - memBefore) / 1024 / 1024).toFixed(1)} MB = ${((memAfter - memBefore) / n).toFixed(0)} B/product`);
-  return { organizationId, catalogId, apiKey, vectorsKey, catalog, expectedVersion, loadRestMs, loadIndexMs, keyBytes, memDelta: memAfter - memBefore };
+  return { organizationId, catalogId, apiKey, vectorsKeys, catalog, expectedVersion, loadRestMs, loadIndexMs, keyBytes, memDelta: memAfter - memBefore };
 }
 
 interface BenchQueries {
@@ -1080,7 +1108,7 @@ async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text
   // Cross-check the brute force against Redis's own exhaustive scan.
   let truthAgree = 0;
   for (let q = 0; q < blobs.length; q++) {
-    const reply = (await app.redis.call("VSIM", loaded.vectorsKey, "FP32", blobs[q]!, "WITHSCORES", "COUNT", String(TOP_K), "TRUTH")) as string[];
+    const reply = await vsimMerged(app.redis, loaded.vectorsKeys, blobs[q]!, ["COUNT", String(TOP_K), "TRUTH"]);
     const ids = new Set(reply.filter((_, k) => k % 2 === 0).map(String));
     truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
   }
@@ -1171,7 +1199,7 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
   const { createInProcessTransport, rpcRoutes, rpcRouterOptions } = await import("../src/rpc/index.js");
   const pino = (await import("pino")).default;
   const { app, config } = bench;
-  const { organizationId, catalogId, apiKey, vectorsKey, expectedVersion } = loaded;
+  const { organizationId, catalogId, apiKey, vectorsKeys, expectedVersion } = loaded;
   const { queries, vectors, blobs } = q;
   const { ef, exactUpTo } = config.search;
   const exactService = loaded.catalog.n <= exactUpTo;
@@ -1198,7 +1226,7 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
     auth: await timed(count, w, () => app.core.apiKeys.authenticate(apiKey)),
     target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
     encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
-    vsim: await timed(count, w, (i) => app.redis.call("VSIM", vectorsKey, "FP32", blobs[i % nq]!, "WITHSCORES", "COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)]))),
+    vsim: await timed(count, w, (i) => vsimMerged(app.redis, vectorsKeys, blobs[i % nq]!, ["COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)])])),
     script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion, servableVersionPrefix: expectedVersion })),
     core: await timed(count, w, (i) => app.core.search.search(coreRequest(i))),
     hnswScript: exactService

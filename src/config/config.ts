@@ -69,6 +69,8 @@ export interface SearchConfig {
   filterPostings: boolean;
   /** Lexical holders' elements kept in each API process (0: none; README "How lexical matching runs"). */
   holderCacheEntries: number;
+  /** A rebuild splits a catalog's index into sets of at most about this many products (README "One catalog over several shards"). */
+  partSize: number;
   /** How often the service applies index changes another process could not apply at once. */
   indexSweepMs: number;
 }
@@ -146,6 +148,8 @@ const schema = z.object({
   SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(128),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
   SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
+  // README "One catalog over several shards".
+  SEARCH_PART_SIZE: z.coerce.number().int().min(1).default(500_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
@@ -212,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       lexicalMaxHolders: e.SEARCH_LEXICAL_MAX_HOLDERS,
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
       holderCacheEntries: e.SEARCH_HOLDER_CACHE,
+      partSize: e.SEARCH_PART_SIZE,
       indexSweepMs: e.INDEX_SWEEP_MS,
     },
     adminApiKey: e.ADMIN_API_KEY,

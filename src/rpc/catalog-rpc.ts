@@ -8,8 +8,9 @@ import { catalogMessage } from "./messages.js";
 export function catalogRpc(catalogs: Catalogs, search: Searcher): ServiceImpl<typeof CatalogService> {
   return {
     async reindexCatalog(req) {
-      const indexed = await search.reindex(req.organizationId, req.catalogId);
-      return { status: "success", message: `search index rebuilt with ${indexed} products`, indexed };
+      const { indexed, parts } = await search.reindex(req.organizationId, req.catalogId, req.parts);
+      const split = parts > 1 ? ` in ${parts} parts` : "";
+      return { status: "success", message: `search index rebuilt with ${indexed} products${split}`, indexed, parts };
     },
     async createCatalog(req) {
       const catalog = await catalogs.create(req.organizationId, req);

@@ -19,23 +19,35 @@ const PAGE = 500;
 const ENTRIES_PER_TURN = 25;
 /** How long a sync waits by default for another process's sync of the same catalog. */
 const DEFAULT_WAIT_MS = 2000;
+/** Most sets one catalog's index is split into (README: "One catalog over several shards"). */
+export const MAX_INDEX_PARTS = 64;
+
+export interface IndexSyncOptions {
+  /** A rebuild splits the catalog's index into sets of at most about this many products. */
+  partSize: number;
+}
 
 export interface SyncResult {
   /** The catalog is gone: its index was dropped. */
   dropped: boolean;
   /** Entries written by a rebuild, or undefined when none was needed. */
   rebuilt: number | undefined;
+  /** The sets the index is split into (1: one set). */
+  parts: number;
   /** Queued changes applied. */
   applied: number;
 }
 
 export class IndexSync {
+  private readonly catchingUp = new Map<string, Promise<SyncResult | undefined>>();
+
   constructor(
     private readonly source: IndexSource,
     private readonly index: VectorIndex,
     private readonly spaces: VisualSpaces,
     private readonly text: SentenceEncoder,
     private readonly log: Logger,
+    private readonly options: IndexSyncOptions,
   ) {}
 
   /** The index version a catalog with this map must have; anything else is rebuilt. */
@@ -58,29 +70,46 @@ export class IndexSync {
    * when another process held the catalog's index for all of `waitMs`: that process applies what
    * is queued before it lets go, and the sweeper catches anything queued after.
    */
-  async sync(catalogId: string, options: { rebuild?: boolean; waitMs?: number } = {}): Promise<SyncResult | undefined> {
+  async sync(catalogId: string, options: { rebuild?: boolean; waitMs?: number; parts?: number } = {}): Promise<SyncResult | undefined> {
     return this.source.exclusively(catalogId, options.waitMs ?? DEFAULT_WAIT_MS, async () => {
       const catalog = await this.source.catalog(catalogId);
       if (!catalog) {
         await this.index.drop(catalogId);
         await this.source.dropPending(catalogId);
-        return { dropped: true, rebuilt: undefined, applied: 0 };
+        return { dropped: true, rebuilt: undefined, applied: 0, parts: 1 };
       }
       const space = await this.spaces.forMap(catalog.map);
       const version = this.versionFor(catalog.map);
       let rebuilt: number | undefined;
+      let parts = await this.index.parts(catalogId);
       const current = await this.index.version(catalogId);
       if (options.rebuild || current !== version) {
         const started = performance.now();
-        rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space));
+        // Asked for, or as many as the catalog's size needs, but never fewer than it has: a split
+        // an operator asked for outlives the rebuilds a refit triggers.
+        parts = options.parts ?? Math.min(MAX_INDEX_PARTS, Math.max(parts, Math.ceil((await this.source.indexableCount(catalogId)) / this.options.partSize)));
+        rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space), parts);
         this.log.info(
-          { catalogId, products: rebuilt, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
+          { catalogId, products: rebuilt, parts, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
           "vector index rebuilt from MySQL",
         );
       }
       const applied = await this.applyQueued(catalogId, space);
-      return { dropped: false, rebuilt, applied };
+      return { dropped: false, rebuilt, applied, parts };
     });
+  }
+
+  /**
+   * A sync shared by this process's callers of the moment. Each sync holds a MySQL connection while
+   * it waits for the catalog's lock: a burst of searches that all found the index lost would
+   * otherwise take the pool's every connection, and the rebuild none left to read with.
+   */
+  catchUp(catalogId: string, waitMs: number): Promise<SyncResult | undefined> {
+    const running = this.catchingUp.get(catalogId);
+    if (running) return running;
+    const started = this.sync(catalogId, { waitMs }).finally(() => this.catchingUp.delete(catalogId));
+    this.catchingUp.set(catalogId, started);
+    return started;
   }
 
   /**

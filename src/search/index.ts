@@ -2,9 +2,9 @@
 // documented score, metadata filters, the index's sync with MySQL, and the ports adapters implement.
 export { Searcher } from "./searcher.js";
 export type { RecommendationHit, SearchHit, SearchSettings } from "./searcher.js";
-export { IndexSync } from "./index-sync.js";
+export { IndexSync, MAX_INDEX_PARTS } from "./index-sync.js";
 export { startIndexSweeper } from "./index-sweeper.js";
-export type { SyncResult } from "./index-sync.js";
+export type { IndexSyncOptions, SyncResult } from "./index-sync.js";
 export { SEARCH_LIMITS } from "./requests.js";
 export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";

@@ -75,13 +75,18 @@ export class LexicalVocabulary {
   private readonly expansions = new Map<string, ExpandedQuery>();
 
   constructor(
-    /** Which build of the catalog's lexical index the words come from. */
-    readonly build: string,
-    /** How many entries of the build's append-only word list have been read. */
+    /**
+     * Which build of the catalog's lexical index the words come from. A split index's names how
+     * far each part's list was read, so it moves on as words are added.
+     */
+    public build: string,
+    /** How many entries of the build's append-only word list (or lists) have been read. */
     public size = 0,
   ) {}
 
-  add(words: readonly string[]): void {
+  /** Words read from the index's list, which now stands at `build`. */
+  add(words: readonly string[], build = this.build): void {
+    this.build = build;
     for (const word of words) this.tree.set(word, true);
     this.size += words.length;
     if (words.length > 0) this.expansions.clear();

@@ -104,6 +104,7 @@ export type IndexAnswer =
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */
 export interface VocabularyRead {
+  /** The build the reader is at with these words (what its next `known` names). */
   build: string | undefined;
   /** Whether the words are the whole list (the build differs from the one asked about). */
   whole: boolean;
@@ -115,8 +116,13 @@ export interface VectorIndex {
   query(catalogId: string, query: IndexQuery): Promise<IndexAnswer>;
   upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void>;
   remove(catalogId: string, productIds: readonly string[]): Promise<void>;
-  /** Replaces the whole set with these entries, atomically for readers, and records the version. */
-  rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number>;
+  /**
+   * Replaces the whole set with these entries, atomically for readers, and records the version.
+   * `parts` above 1 splits it into that many sets, which queries search at once and merge.
+   */
+  rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, parts?: number): Promise<number>;
+  /** How many sets the catalog's index is split into (1: not split, or no index). */
+  parts(catalogId: string): Promise<number>;
   /**
    * The catalog's vocabulary: the words added since `known` when it is still the current build,
    * else all of it.
@@ -149,6 +155,8 @@ export interface IndexSource {
   dropPending(catalogId: string): Promise<void>;
   /** Those of the ids that are PROCESSED and have embeddings. */
   indexable(catalogId: string, productIds: readonly string[]): Promise<IndexableProduct[]>;
+  /** How many of the catalog's products are indexable. */
+  indexableCount(catalogId: string): Promise<number>;
   /** Keyset pages of the catalog's indexable products, by id. */
   indexablePage(catalogId: string, afterProductId: string | undefined, limit: number): Promise<IndexableProduct[]>;
   /**

@@ -1,12 +1,13 @@
 // Search (a text query against the photos and descriptors) and recommendations (products like a
 // given one) are one operation on one index: build a query vector, ask the index for the nearest
 // elements, post-filter exactly, and ask again (wider, or exhaustively) until the answer is certain.
-import { AppError, notFound } from "../errors/index.js";
+import { AppError, invalidArgument, notFound } from "../errors/index.js";
 import { parseUuid } from "../catalogs/index.js";
 import type { JsonObject } from "../catalogs/index.js";
 import type { SentenceEncoder } from "../embeddings/index.js";
 import { matchesFilters } from "./filters.js";
 import type { MetadataFilter } from "./filters.js";
+import { MAX_INDEX_PARTS } from "./index-sync.js";
 import type { IndexSync } from "./index-sync.js";
 import type { SearchLog, SearchSource, VectorIndex } from "./ports.js";
 import type { RecommendationRequest, SearchRequest } from "./requests.js";
@@ -186,13 +187,20 @@ export class Searcher {
     await this.searchLog.flush();
   }
 
-  /** Rebuilds the catalog's index from MySQL (an operator's repair); returns the products indexed. */
-  async reindex(organizationId: string, catalogId: string): Promise<number> {
+  /**
+   * Rebuilds the catalog's index from MySQL (an operator's repair, or a split into `parts` sets;
+   * unset keeps the catalog's split, or makes the one its size needs).
+   */
+  async reindex(organizationId: string, catalogId: string, parts?: number): Promise<{ indexed: number; parts: number }> {
     const id = parseUuid(catalogId, "catalogId");
-    await this.target(parseUuid(organizationId, "organizationId"), id);
-    const result = await this.sync.sync(id, { rebuild: true, waitMs: REBUILD_WAIT_MS });
+    const orgId = parseUuid(organizationId, "organizationId");
+    if (parts !== undefined && (!Number.isInteger(parts) || parts < 1 || parts > MAX_INDEX_PARTS)) {
+      throw invalidArgument(`parts must be an integer from 1 to ${MAX_INDEX_PARTS}, got ${parts}`);
+    }
+    await this.target(orgId, id);
+    const result = await this.sync.sync(id, { rebuild: true, waitMs: REBUILD_WAIT_MS, parts });
     if (!result) throw indexBusy(id);
-    return result.rebuilt ?? 0;
+    return { indexed: result.rebuilt ?? 0, parts: result.parts };
   }
 
   /**
@@ -302,7 +310,7 @@ export class Searcher {
         if (synced) return STALE;
         // The index lost its data, or the model changed since it was built; or this view of the
         // catalog is out of date, which the sync finds out (and the caller then looks again).
-        if (!(await this.sync.sync(catalogId, { waitMs: REBUILD_WAIT_MS }))) throw indexBusy(catalogId);
+        if (!(await this.sync.catchUp(catalogId, REBUILD_WAIT_MS))) throw indexBusy(catalogId);
         synced = true;
         if (typed && typed.words.length > 0) vocabulary = await this.vocabularies.refresh(catalogId);
         continue;

@@ -36,7 +36,7 @@ export class Vocabularies {
     this.byCatalog.delete(catalogId);
     if (read.build === undefined) return undefined;
     const vocabulary = read.whole || !known ? new LexicalVocabulary(read.build) : known;
-    vocabulary.add(read.words);
+    vocabulary.add(read.words, read.build);
     if (this.byCatalog.size >= MAX_CATALOGS) this.byCatalog.delete(this.byCatalog.keys().next().value!);
     this.byCatalog.set(catalogId, vocabulary);
     return vocabulary;

@@ -40,8 +40,19 @@ describe("vitrine catalogs reindex", () => {
     await deleteKeys(server.app.redis, await keysMatching(server.app.redis, `${server.config.redis.keyPrefix}*`));
 
     const out = JSON.parse((await cli("catalogs", "reindex", "--org", org, "--catalog", catalogId)).stdout);
-    expect(out).toEqual({ status: "success", message: "search index rebuilt with 3 products", indexed: 3 });
+    expect(out).toEqual({ status: "success", message: "search index rebuilt with 3 products", indexed: 3, parts: 1 });
     expect(await server.app.redis.call("VCARD", `${server.config.redis.keyPrefix}{${catalogId}}:vectors`)).toBe(3);
+
+    // --parts splits it; a value that is not a whole number never leaves the CLI.
+    const split = JSON.parse((await cli("catalogs", "reindex", "--org", org, "--catalog", catalogId, "--parts", "2")).stdout);
+    expect(split).toEqual({ status: "success", message: "search index rebuilt with 3 products in 2 parts", indexed: 3, parts: 2 });
+    // Each part's meta hash (a part's vector set exists only while it holds a product).
+    expect(await keysMatching(server.app.redis, `${server.config.redis.keyPrefix}{${catalogId}~*}:meta`)).toHaveLength(2);
+    expect(await server.app.redis.exists(`${server.config.redis.keyPrefix}{${catalogId}}:vectors`)).toBe(0);
+    await expect(cli("catalogs", "reindex", "--org", org, "--catalog", catalogId, "--parts", "two")).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--parts must be a whole number/),
+    });
     await expect(cli("catalogs", "reindex", "--org", org, "--catalog", randomUUID())).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/not found/),

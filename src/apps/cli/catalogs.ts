@@ -12,15 +12,18 @@ export const CATALOGS_HELP = `vitrine catalogs: look at catalogs and repair thei
 
   vitrine catalogs list    --org <uuid>                    (organization key)
   vitrine catalogs status  --org <uuid> --catalog <uuid>   (organization key)
-  vitrine catalogs reindex --org <uuid> --catalog <uuid>   (admin key)
+  vitrine catalogs reindex --org <uuid> --catalog <uuid> [--parts <1-64>]   (admin key)
 
 status prints the processing progress: products per status. reindex rebuilds the catalog's
 search index from the embeddings stored in MySQL (nothing is re-embedded); the service also does
-this by itself when it finds the index missing or stale.`;
+this by itself when it finds the index missing or stale. --parts splits the index into that many
+sets, searched at once (on a Redis Cluster, spread over its shards); 1 undoes a split, and without
+it the catalog keeps its split.`;
 
 export interface CatalogsOptions {
   org?: string | undefined;
   catalog?: string | undefined;
+  parts?: string | undefined;
 }
 
 export async function catalogsCommand(command: string | undefined, options: CatalogsOptions, context: CliContext): Promise<void> {
@@ -40,7 +43,9 @@ export async function catalogsCommand(command: string | undefined, options: Cata
     }
     case "reindex": {
       const catalogId = required(options.catalog, "--catalog");
-      printJson(ReindexCatalogResponseSchema, await client.reindexCatalog({ organizationId, catalogId }, context.adminKey()));
+      const parts = options.parts === undefined ? undefined : Number(options.parts);
+      if (parts !== undefined && !Number.isInteger(parts)) throw new UsageError(`--parts must be a whole number, got ${JSON.stringify(options.parts)}`);
+      printJson(ReindexCatalogResponseSchema, await client.reindexCatalog({ organizationId, catalogId, parts }, context.adminKey()));
       return;
     }
     default:

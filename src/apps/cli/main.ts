@@ -32,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
       "api-key": { type: "string" },
       org: { type: "string" },
       catalog: { type: "string" },
+      parts: { type: "string" },
       scopes: { type: "string" },
       name: { type: "string" },
       expires: { type: "string" },

@@ -17,6 +17,6 @@ export interface SearchIndex {
 export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: RedisClient, text: SentenceEncoder, log: Logger): SearchIndex {
   const index = new RedisVectorIndex(redis, { keyPrefix: config.redis.keyPrefix, ef: config.search.ef, filterPostings: config.search.filterPostings, holderCacheEntries: config.search.holderCacheEntries });
   const spaces = new VisualSpaces(text);
-  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log);
+  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log, { partSize: config.search.partSize });
   return { index, spaces, sync };
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Pool } from "mysql2/promise";
 import type { IndexableProduct, IndexSource, QueuedChange } from "../../search/index.js";
 import type { StoredMap } from "../../search/index.js";
@@ -84,6 +84,15 @@ export class MysqlIndexSource implements IndexSource {
       and(eq(products.catalogId, catalogId), eq(products.status, "PROCESSED"), inArray(products.id, [...productIds])),
     );
     return rows.map(toIndexable);
+  }
+
+  async indexableCount(catalogId: string): Promise<number> {
+    const rows = await this.db
+      .select({ n: count() })
+      .from(products)
+      .innerJoin(productEmbeddings, and(eq(productEmbeddings.catalogId, catalogId), eq(productEmbeddings.productId, products.id)))
+      .where(and(eq(products.catalogId, catalogId), eq(products.status, "PROCESSED")));
+    return rows[0]?.n ?? 0;
   }
 
   async indexablePage(catalogId: string, afterProductId: string | undefined, limit: number): Promise<IndexableProduct[]> {

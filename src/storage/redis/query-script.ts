@@ -24,13 +24,15 @@ export const COMMON_WORD_NEAREST = 5;
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
-// Reply: {"stale", version-or-""} | {"vocabulary"}
+// Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
 //         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
 //         then with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
-local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets')
+local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
+-- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
+if meta[4] then return {'split', meta[4]} end
 local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0

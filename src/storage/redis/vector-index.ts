@@ -1,373 +1,237 @@
-// The vector index on Redis >= 8 vector sets (HNSW, cosine). Per catalog: one vector set of element
-// vectors whose attributes are the products' filterable metadata, one hash with the build version,
-// and the lexical index (lexical-script.ts). All keys share a hash tag, so a catalog lives on one
-// Redis Cluster shard and the query script can touch them all.
-import { randomBytes } from "node:crypto";
-import { forEachPrimary } from "./connection.js";
+// The vector index the service uses. A catalog's index lives under its own hash tag (slot-index.ts),
+// or, split into P parts, under P tags "<catalogId>~<generation>.<k>" that hash to different Redis
+// Cluster slots, as Redis's documentation for vector sets advises past one node. A product lives in
+// the part its id hashes to. A query goes to every part at once and the answers merge by score,
+// exactly: each part answers its own best `count`, and the best `count` overall are among them.
+// The catalog's own tag then names the layout, so a rebuild into a new generation (any P) is
+// written aside and switched to in one step; a reader still on the old parts finds them gone (their
+// build version reads as missing) and asks the catalog's tag again.
+import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "./connection.js";
-import type { JsonObject } from "../../catalogs/index.js";
-import { holderOrder } from "../../search/index.js";
-import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VectorIndex, VocabularyRead } from "../../search/index.js";
-import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { attributeFacets, filterFacetGroups } from "./facets.js";
-import { HolderCache } from "./holder-cache.js";
-import type { CachedHolder } from "./holder-cache.js";
-import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
-import { QUERY_SCRIPT } from "./query-script.js";
-import { dot } from "../../embeddings/index.js";
-import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
+import { SlotIndex } from "./slot-index.js";
+import type { RedisVectorIndexOptions, SplitAnswer } from "./slot-index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
 
-export interface RedisVectorIndexOptions {
-  /** Prepended to every key, e.g. "vitrine:"; lets several deployments or tests share a server. */
-  keyPrefix: string;
-  /** HNSW search breadth; raised to the requested count when that is larger. */
-  ef: number;
-  /**
-   * Keep field postings and a copy of every element and its attributes beside the set, so that
-   * selective eq/in filters are answered by scoring their few candidates exactly (README:
-   * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
-   */
-  filterPostings?: boolean;
-  /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
-  holderCacheEntries?: number;
+export type { RedisVectorIndexOptions } from "./slot-index.js";
+
+/** Split catalogs whose layout this process remembers (one short string each). */
+const LAYOUTS_KEPT = 4096;
+/** Queries asked again of a catalog whose parts moved under them before the answer stands. */
+const MOVED_RETRIES = 2;
+
+interface Layout {
+  /** "<generation>.<parts>", as the catalog's meta hash names it. */
+  name: string;
+  tags: string[];
 }
 
-const PIPELINE = 500;
-
-/**
- * Filters whose eq/in postings hold at most this many elements are answered by scoring those
- * elements exactly instead of HNSW (README: "Filtered search").
- */
-const EXACT_CANDIDATES = 3000;
-/**
- * Most elements asked of plain HNSW (EF as large) for filters passed by many elements, whose
- * matches the caller picks out: beyond it the filter is pushed down instead.
- */
-const MAX_POSTFILTER_COUNT = 1000;
-/** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
-const FILTER_EF_PER_HIT = 100;
+type OkAnswer = Extract<IndexAnswer, { kind: "ok" }>;
 
 export class RedisVectorIndex implements VectorIndex {
-  private readonly holders: HolderCache;
-  /** Stamps of this process's index writes: unique per process, then counted. */
-  private readonly stampPrefix = randomBytes(6).toString("base64url");
-  private stamps = 0;
+  private readonly slots: SlotIndex;
+  private readonly layouts = new Map<string, Layout>();
 
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly options: RedisVectorIndexOptions,
-  ) {
-    this.holders = new HolderCache(options.holderCacheEntries ?? 0);
-    redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
-    redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
-    redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
-    redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
+  constructor(redis: RedisClient, options: RedisVectorIndexOptions) {
+    this.slots = new SlotIndex(redis, options);
   }
 
   async query(catalogId: string, query: IndexQuery): Promise<IndexAnswer> {
-    const filter = redisFilterExpression(query.filters) ?? "";
-    const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
-    const ef = Math.max(this.options.ef, query.count);
-    const lexical = query.lexical;
-    const groups = filterFacetGroups(query.filters);
-    // Buffers: holders' element blobs are binary.
-    const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
-      this.vectorsKey(catalogId),
-      this.metaKey(catalogId),
-      this.lexicalPrefix(catalogId),
-      query.expectedVersion,
-      exactUpTo,
-      fp32(query.vector),
-      String(query.count),
-      String(ef),
-      filter,
-      String(query.count * FILTER_EF_PER_HIT),
-      query.servableVersionPrefix,
-      String(EXACT_CANDIDATES),
-      String(groups.length),
-      // Every filter is eq/in: the postings' estimate holds for all of them.
-      String(groups.length === query.filters.length ? MAX_POSTFILTER_COUNT : 0),
-      ...groups.flatMap((g) => [String(g.length), ...g]),
-      ...(lexical
-        ? [
-            lexical.vocabulary.build,
-            String(lexical.vocabulary.size),
-            String(lexical.maxProducts),
-            String(lexical.commonWordProducts),
-            String(lexical.commonProducts),
-            ...lexical.words,
-          ]
-        : [""]),
-    )) as (Buffer | number)[];
-    const kind = String(reply[0]);
-    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
-    if (kind === "vocabulary") return { kind: "vocabulary" };
-    const mode = Number(reply[2]);
-    const hits = [];
-    let i = 5;
-    const queryLength = Math.hypot(...query.vector);
-    for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
-      // Mode 2: the postings' candidates with their stored unit vectors, scored here.
-      const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
-      hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
+    let fresh = false;
+    for (let attempt = 0; ; attempt++) {
+      const layout = this.layouts.get(catalogId);
+      const answer = layout ? await this.querySplit(layout, query, fresh || attempt >= MOVED_RETRIES) : await this.slots.query(catalogId, query);
+      if (answer.kind === "split") {
+        this.remember(catalogId, layoutOf(catalogId, answer.layout));
+        fresh = true;
+        continue;
+      }
+      if (answer.kind !== "moved") return answer;
+      this.layouts.delete(catalogId);
+      fresh = false;
     }
-    if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
-    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(catalogId, lexical, String(reply[i + 1])) : [];
-    if (holders === "vocabulary") return { kind: "vocabulary" };
-    const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
-    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
   }
 
   /**
-   * The holders of the query's words ("<id> <stamp>" lines) with their dot products: from this
-   * process's cache where the stamp matches, the rest read in one more call.
+   * Every part at once, merged. "moved": the layout remembered is not the catalog's any more (a part
+   * is gone, or the vocabulary names other parts); `settled` answers it as it is instead.
    */
-  private async scoredHolders(catalogId: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string): Promise<LexicalHit[] | "vocabulary"> {
-    const scored: LexicalHit[] = [];
-    const missing: string[] = [];
-    const score = (productId: string, holder: CachedHolder) =>
-      scored.push({ productId, dots: partDots(holder.element, lexical.visual, lexical.text), attributes: holder.attributes, words: holder.words });
-    for (const line of lines === "" ? [] : lines.split("\n")) {
-      const space = line.indexOf(" ");
-      const productId = line.slice(0, space);
-      const holder = this.holders.get(catalogId, productId, line.slice(space + 1));
-      if (holder) score(productId, holder);
-      else missing.push(productId);
-    }
-    if (missing.length === 0) return scored;
-    const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(
-      this.vectorsKey(catalogId),
-      this.metaKey(catalogId),
-      this.lexicalPrefix(catalogId),
-      lexical.vocabulary.build,
-      ...missing,
-    )) as Buffer[];
-    if (String(reply[0]) === "vocabulary") return "vocabulary";
-    for (let i = 1; i < reply.length; i += 5) {
-      const productId = String(reply[i]);
-      const holder: CachedHolder = {
-        stamp: String(reply[i + 1]),
-        element: bytesToVector(reply[i + 2]!),
-        attributes: attributesOf(String(reply[i + 3])),
-        words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
-      };
-      this.holders.set(catalogId, productId, holder);
-      score(productId, holder);
-    }
-    return scored;
+  private async querySplit(layout: Layout, query: IndexQuery, settled: boolean): Promise<IndexAnswer | SplitAnswer | { kind: "moved" }> {
+    const lexical = query.lexical;
+    const vocabularies = lexical && partVocabularies(lexical.vocabulary.build, layout);
+    if (lexical && !vocabularies) return settled ? { kind: "vocabulary" } : { kind: "moved" };
+    const ask = (k: number, exactUpTo = query.exactUpTo) =>
+      this.slots.query(layout.tags[k]!, { ...query, exactUpTo, lexical: lexical && { ...lexical, vocabulary: vocabularies![k]! } });
+    const answers = await Promise.all(layout.tags.map((_, k) => ask(k)));
+    const gone = answers.find((a) => a.kind === "split" || (a.kind === "stale" && a.version === undefined));
+    if (gone) return settled ? { kind: "stale", version: undefined } : { kind: "moved" };
+    const stale = answers.find((a) => a.kind === "stale");
+    if (stale) return stale;
+    if (answers.some((a) => a.kind === "vocabulary")) return { kind: "vocabulary" };
+    const oks = answers as OkAnswer[];
+    // A part that gave fewer hits than asked from an approximate filtered search may have stopped
+    // early; the others' hits cannot stand in for its own, so it scans exactly.
+    await Promise.all(
+      oks.map(async (a, k) => {
+        if (query.count > 0 && a.hits.length < query.count && !a.exact && !a.complete) {
+          const again = await ask(k, Infinity);
+          if (again.kind !== "ok") throw new Error(`part ${k} of a split index answered ${again.kind} to its exact scan`);
+          oks[k] = again;
+        }
+      }),
+    );
+    const complete = oks.every((a) => a.complete === true);
+    const hits = oks.flatMap((a) => a.hits).sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+    return {
+      kind: "ok",
+      size: oks.reduce((n, a) => n + a.size, 0),
+      exact: oks.every((a) => a.exact),
+      complete,
+      current: oks.every((a) => a.current),
+      // Every part's candidates when all gave every passing element; else the best `count`.
+      hits: complete ? hits : hits.slice(0, query.count),
+      lexical: oks.flatMap((a) => a.lexical),
+      moreCommonHolders: oks.some((a) => a.moreCommonHolders),
+    };
   }
 
   async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
-    const reply = (await (this.redis as unknown as Scripts).vitrineVocabulary(
-      this.metaKey(catalogId),
-      this.lexicalPrefix(catalogId),
-      known?.build ?? "",
-      String(known?.size ?? 0),
-    )) as string[];
-    return { build: reply[0] === "" ? undefined : reply[0], whole: Number(reply[1]) === 1, words: reply.slice(2).map(String) };
+    const layout = await this.currentLayout(catalogId);
+    // A vocabulary read from parts names them in its build, which the catalog's own tag never matches.
+    if (!layout) return this.slots.vocabulary(catalogId, known);
+    let sizes = known && partVocabularies(known.build, layout);
+    let reads = await Promise.all(layout.tags.map((tag, k) => this.slots.vocabulary(tag, sizes?.[k])));
+    if (reads.some((r) => r.build === undefined)) return { build: undefined, whole: true, words: [] };
+    const whole = !sizes || reads.some((r) => r.whole);
+    if (whole && sizes) {
+      sizes = undefined;
+      reads = await Promise.all(layout.tags.map((tag) => this.slots.vocabulary(tag, undefined)));
+    }
+    const parts = reads.map((r, k) => `${r.build}:${(sizes?.[k]?.size ?? 0) + r.words.length}`);
+    return { build: [layout.name, ...parts].join("|"), whole, words: reads.flatMap((r) => r.words) };
   }
 
   async upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void> {
-    await this.add(catalogId, this.vectorsKey(catalogId), "", entries);
+    const layout = await this.currentLayout(catalogId);
+    if (!layout) return this.slots.upsert(catalogId, entries);
+    const groups = byPart(entries, layout.tags.length, (e) => e.productId);
+    await Promise.all(groups.map((group, k) => group.length > 0 && this.slots.upsert(layout.tags[k]!, group)));
   }
 
   async remove(catalogId: string, productIds: readonly string[]): Promise<void> {
-    const key = this.vectorsKey(catalogId);
-    for (let start = 0; start < productIds.length; start += PIPELINE) {
-      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
-      this.stopUsingPostingsIfOff(pipeline, catalogId);
-      for (const id of productIds.slice(start, start + PIPELINE)) {
-        // Words first: a product with words always has its element, so a holder's stamp never
-        // stands for a removed element (holder-cache.ts). With postings: "" for the element takes
-        // the product out of them too.
-        pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), "", id, "", "", ...(this.options.filterPostings ? ["", ""] : []));
-        pipeline.call("VREM", key, id);
-      }
-      check(await pipeline.exec());
-    }
+    const layout = await this.currentLayout(catalogId);
+    if (!layout) return this.slots.remove(catalogId, productIds);
+    const groups = byPart(productIds, layout.tags.length, (id) => id);
+    await Promise.all(groups.map((group, k) => group.length > 0 && this.slots.remove(layout.tags[k]!, group)));
   }
 
-  async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number> {
-    // Built aside and switched to at once: readers see the old set and words until the new ones are
-    // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
-    const building = this.buildingKey(catalogId);
-    // 'h': its words' holders are kept with their stamps (lexical-script.ts).
-    const build = `h${randomBytes(6).toString("hex")}`;
-    await this.redis.del(building);
-    let count = 0;
-    for await (const page of pages) {
-      await this.add(catalogId, building, build, page);
-      count += page.length;
+  async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, parts = 1): Promise<number> {
+    const before = await this.currentLayout(catalogId);
+    let count: number;
+    let generation: string | undefined;
+    if (parts <= 1) {
+      count = await this.slots.rebuild(catalogId, version, pages);
+    } else {
+      generation = randomBytes(4).toString("hex");
+      const layout = layoutOf(catalogId, `${generation}.${parts}`);
+      const builds = await Promise.all(layout.tags.map((tag) => this.slots.beginBuild(tag)));
+      const counts = layout.tags.map(() => 0);
+      for await (const page of pages) {
+        const groups = byPart(page, parts, (e) => e.productId);
+        await Promise.all(groups.map((group, k) => group.length > 0 && builds[k]!.add(group)));
+        groups.forEach((group, k) => (counts[k]! += group.length));
+      }
+      await Promise.all(builds.map((build, k) => build.commit(version, counts[k]!)));
+      count = counts.reduce((a, b) => a + b, 0);
+      await this.slots.commitSplit(catalogId, version, layout.name, count);
     }
-    const commit = this.redis.multi();
-    if (count > 0) commit.rename(building, this.vectorsKey(catalogId));
-    else commit.del(this.vectorsKey(catalogId));
-    // facets: this build holds field postings for every element (builds before them do not, and
-    // their queries never take the postings path).
-    const meta = { version, lex: build, builtAt: new Date().toISOString(), size: String(count) };
-    if (this.options.filterPostings) commit.hset(this.metaKey(catalogId), { ...meta, facets: build });
-    else commit.hset(this.metaKey(catalogId), meta).hdel(this.metaKey(catalogId), "facets");
-    check(await commit.exec());
-    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(catalogId))}*`, (key) => !key.startsWith(`${this.lexicalPrefix(catalogId)}${build}:`));
+    this.layouts.delete(catalogId);
+    // The previous generation's parts, and any a split that never committed left behind (a scan of
+    // every key: not paid by the rebuilds of catalogs that are not split and were not).
+    if (before || generation) await this.dropParts(catalogId, generation);
     return count;
   }
 
+  async parts(catalogId: string): Promise<number> {
+    return (await this.currentLayout(catalogId))?.tags.length ?? 1;
+  }
+
   async version(catalogId: string): Promise<string | undefined> {
-    return (await this.redis.hget(this.metaKey(catalogId), "version")) ?? undefined;
+    const layout = await this.currentLayout(catalogId);
+    if (!layout) return this.slots.version(catalogId);
+    // A part that lost its data (a shard's restart without persistence) makes the whole stale.
+    const [own, ...parts] = await Promise.all([catalogId, ...layout.tags].map((tag) => this.slots.version(tag)));
+    return parts.every((v) => v === own) ? own : undefined;
   }
 
   async element(catalogId: string, productId: string): Promise<Float32Array | undefined> {
-    // NOQUANT: VEMB gives back the float32 components times the stored norm.
-    const reply = (await this.redis.call("VEMB", this.vectorsKey(catalogId), productId)) as string[] | null;
-    return reply ? Float32Array.from(reply, Number) : undefined;
+    const layout = await this.currentLayout(catalogId);
+    return this.slots.element(layout ? layout.tags[partOf(productId, layout.tags.length)]! : catalogId, productId);
   }
 
   async drop(catalogId: string): Promise<void> {
-    await this.redis.del(this.vectorsKey(catalogId), this.metaKey(catalogId), this.buildingKey(catalogId));
-    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(catalogId))}*`, () => true);
+    await this.slots.drop(catalogId);
+    this.layouts.delete(catalogId);
+    await this.dropParts(catalogId, undefined);
   }
 
   async catalogIds(): Promise<string[]> {
-    const ids = new Set<string>();
-    const pattern = `${escapeGlob(this.options.keyPrefix)}{*}:*`;
-    await forEachPrimary(this.redis, async (node) => {
-      let cursor = "0";
-      do {
-        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-        cursor = next;
-        for (const key of keys) {
-          const id = /\{([^}]+)\}/.exec(key.slice(this.options.keyPrefix.length))?.[1];
-          if (id) ids.add(id);
-        }
-      } while (cursor !== "0");
-    });
-    return [...ids];
+    return [...new Set((await this.slots.tags()).map((tag) => tag.split("~")[0]!))];
   }
 
-  /** Exposed for benchmarks and operators: the set's own memory use, in bytes. */
+  /** Exposed for benchmarks and operators: the catalog's vector sets' own memory use, in bytes. */
   async memoryUsage(catalogId: string): Promise<number> {
-    return Number((await this.redis.call("MEMORY", "USAGE", this.vectorsKey(catalogId))) ?? 0);
+    const layout = await this.currentLayout(catalogId);
+    const bytes = await Promise.all((layout?.tags ?? [catalogId]).map((tag) => this.slots.memoryUsage(tag)));
+    return bytes.reduce((a, b) => a + b, 0);
   }
 
-  /** Writes entries' vectors into `key` and their words into the lexical build (""= the current one). */
-  private async add(catalogId: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
-    for (let start = 0; start < entries.length; start += PIPELINE) {
-      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
-      if (build === "") this.stopUsingPostingsIfOff(pipeline, catalogId);
-      for (const e of entries.slice(start, start + PIPELINE)) {
-        // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
-        // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
-        // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
-        // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
-        // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
-        // to 0.940.
-        const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
-        pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
-        const words = e.words.join(" ");
-        // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
-        // with the product's place among a common word's holders (lexical-script.ts).
-        const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
-        if (this.options.filterPostings) {
-          // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
-          const unit = fp32(unitLength(e.vector));
-          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
-        } else {
-          // Words only: the script leaves postings alone (a build written with them stops being
-          // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
-          pipeline.vitrineLexicalPut(this.metaKey(catalogId), this.lexicalPrefix(catalogId), build, e.productId, stamp, words);
-        }
-      }
-      check(await pipeline.exec());
-    }
+  /** Read from Redis, not remembered: writes and rebuilds must use the layout as it is now. */
+  private async currentLayout(catalogId: string): Promise<Layout | undefined> {
+    const name = await this.slots.layout(catalogId);
+    return name === undefined ? undefined : layoutOf(catalogId, name);
   }
 
-  /**
-   * Postings turned off over a build written with them: this write does not maintain them, so
-   * queries must stop using them (the meta hash's `facets` mark), in the same pipeline, before it.
-   */
-  private stopUsingPostingsIfOff(pipeline: PipelineScripts, catalogId: string): void {
-    if (!this.options.filterPostings) pipeline.call("HDEL", this.metaKey(catalogId), "facets");
+  private remember(catalogId: string, layout: Layout): void {
+    this.layouts.delete(catalogId);
+    if (this.layouts.size >= LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
+    this.layouts.set(catalogId, layout);
   }
 
-  /** Unlinks the keys matching a glob pattern that `keep` rejects (SCAN: other keys are untouched). */
-  private async deleteMatching(pattern: string, remove: (key: string) => boolean): Promise<void> {
-    // On a cluster every master is scanned; the keys found share the catalog's hash tag, so each
-    // node's batch is one slot's.
-    await forEachPrimary(this.redis, async (node) => {
-      let cursor = "0";
-      do {
-        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-        cursor = next;
-        const doomed = keys.filter(remove);
-        if (doomed.length > 0) await node.unlink(...doomed);
-      } while (cursor !== "0");
-    });
-  }
-
-  private nextStamp(): string {
-    return this.stampPrefix + (this.stamps++).toString(36);
-  }
-
-  private lexicalPrefix(catalogId: string): string {
-    return `${this.options.keyPrefix}{${catalogId}}:lex:`;
-  }
-
-  private vectorsKey(catalogId: string): string {
-    return `${this.options.keyPrefix}{${catalogId}}:vectors`;
-  }
-
-  private metaKey(catalogId: string): string {
-    return `${this.options.keyPrefix}{${catalogId}}:meta`;
-  }
-
-  private buildingKey(catalogId: string): string {
-    return `${this.options.keyPrefix}{${catalogId}}:building`;
+  /** Drops the catalog's parts but those of generation `keep`. */
+  private async dropParts(catalogId: string, keep: string | undefined): Promise<void> {
+    const own = `${catalogId}~`;
+    const doomed = (await this.slots.tags(own)).filter((tag) => keep === undefined || !tag.startsWith(`${own}${keep}.`));
+    for (const tag of doomed) await this.slots.drop(tag);
   }
 }
 
-interface Scripts {
-  vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
-  vitrineHoldersBuffer(...args: string[]): Promise<unknown>;
-  vitrineVocabulary(...args: string[]): Promise<unknown>;
+function layoutOf(catalogId: string, name: string): Layout {
+  const [generation, parts] = name.split(".");
+  const count = Number(parts);
+  if (!generation || !Number.isInteger(count) || count < 2) throw new Error(`catalog ${catalogId}: unreadable index layout`);
+  return { name, tags: Array.from({ length: count }, (_, k) => `${catalogId}~${generation}.${k}`) };
 }
 
-interface PipelineScripts {
-  call(...args: (string | Buffer)[]): unknown;
-  vitrineLexicalPut(...args: (string | Buffer)[]): unknown;
-  exec(): Promise<[Error | null, unknown][] | null>;
+/**
+ * A split catalog's vocabulary build names its layout and each part's build and list length read
+ * ("<layout>|<build>:<size>|..."); undefined when it names another layout.
+ */
+function partVocabularies(build: string, layout: Layout): { build: string; size: number }[] | undefined {
+  const [name, ...parts] = build.split("|");
+  if (name !== layout.name || parts.length !== layout.tags.length) return undefined;
+  return parts.map((part) => {
+    const colon = part.lastIndexOf(":");
+    return { build: part.slice(0, colon), size: Number(part.slice(colon + 1)) };
+  });
 }
 
-function attributesOf(json: string): JsonObject {
-  return json === "" ? {} : (JSON.parse(json) as JsonObject);
+/** The part a product lives in: its id's hash, so every process and every write agree. */
+export function partOf(productId: string, parts: number): number {
+  return createHash("md5").update(productId).digest().readUInt32BE(0) % parts;
 }
 
-let scratchVector: Float32Array = new Float32Array(0);
-
-/** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
-function elementOf(blob: Buffer): Float32Array {
-  scratchVector = bytesToVector(blob, scratchVector);
-  return scratchVector;
-}
-
-/** An element's dot products with the query's visual part (its first dims) and text part (the next). */
-function partDots(element: Float32Array, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
-  let v = 0;
-  let t = 0;
-  for (let i = 0; i < visual.length; i++) v += element[i]! * visual[i]!;
-  for (let i = 0, at = visual.length; i < text.length; i++, at++) t += element[at]! * text[i]!;
-  return { visual: v, text: t };
-}
-
-function unitLength(vector: Float32Array): Float32Array {
-  const length = Math.hypot(...vector);
-  return length === 0 || Math.abs(length - 1) < 1e-7 ? vector : vector.map((x) => x / length);
-}
-
-
-function check(results: [Error | null, unknown][] | null): void {
-  for (const [error] of results ?? []) if (error) throw error;
-}
-
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, "\\$&");
+function byPart<T>(items: readonly T[], parts: number, idOf: (item: T) => string): T[][] {
+  const groups: T[][] = Array.from({ length: parts }, () => []);
+  for (const item of items) groups[partOf(idOf(item), parts)]!.push(item);
+  return groups;
 }

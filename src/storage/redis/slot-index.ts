@@ -1,0 +1,422 @@
+// What one hash tag holds of the vector index, on Redis >= 8 vector sets (HNSW, cosine): one vector
+// set of element vectors whose attributes are the products' filterable metadata, one hash with the
+// build version, and the lexical index (lexical-script.ts). All keys share the tag, so they live on
+// one Redis Cluster slot and the query script can touch them all. The tag is a catalog's id, or, for
+// a catalog split into parts (vector-index.ts), a part's "<catalogId>~<generation>.<k>"; the
+// catalog's own meta hash then names its parts instead of holding a set.
+import { randomBytes } from "node:crypto";
+import { forEachPrimary } from "./connection.js";
+import type { RedisClient } from "./connection.js";
+import type { JsonObject } from "../../catalogs/index.js";
+import { holderOrder } from "../../search/index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
+import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { attributeFacets, filterFacetGroups } from "./facets.js";
+import { HolderCache } from "./holder-cache.js";
+import type { CachedHolder } from "./holder-cache.js";
+import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { QUERY_SCRIPT } from "./query-script.js";
+import { dot } from "../../embeddings/index.js";
+import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
+
+export interface RedisVectorIndexOptions {
+  /** Prepended to every key, e.g. "vitrine:"; lets several deployments or tests share a server. */
+  keyPrefix: string;
+  /** HNSW search breadth; raised to the requested count when that is larger. */
+  ef: number;
+  /**
+   * Keep field postings and a copy of every element and its attributes beside the set, so that
+   * selective eq/in filters are answered by scoring their few candidates exactly (README:
+   * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
+   */
+  filterPostings?: boolean;
+  /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
+  holderCacheEntries?: number;
+}
+
+const PIPELINE = 500;
+
+/**
+ * Filters whose eq/in postings hold at most this many elements are answered by scoring those
+ * elements exactly instead of HNSW (README: "Filtered search").
+ */
+const EXACT_CANDIDATES = 3000;
+/**
+ * Most elements asked of plain HNSW (EF as large) for filters passed by many elements, whose
+ * matches the caller picks out: beyond it the filter is pushed down instead.
+ */
+const MAX_POSTFILTER_COUNT = 1000;
+/** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
+const FILTER_EF_PER_HIT = 100;
+
+/** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
+export interface SplitAnswer {
+  kind: "split";
+  layout: string;
+}
+
+/** A rebuild of one tag's keys, written aside; readers see none of it before commit. */
+export interface SlotBuild {
+  add(entries: readonly IndexEntry[]): Promise<void>;
+  /** Switches readers to this build, recorded at `version`; `count` entries were added. */
+  commit(version: string, count: number): Promise<void>;
+}
+
+export class SlotIndex {
+  private readonly holders: HolderCache;
+  /** Stamps of this process's index writes: unique per process, then counted. */
+  private readonly stampPrefix = randomBytes(6).toString("base64url");
+  private stamps = 0;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly options: RedisVectorIndexOptions,
+  ) {
+    this.holders = new HolderCache(options.holderCacheEntries ?? 0);
+    redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
+    redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
+    redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
+    redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
+  }
+
+  async query(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer> {
+    const filter = redisFilterExpression(query.filters) ?? "";
+    const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
+    const ef = Math.max(this.options.ef, query.count);
+    const lexical = query.lexical;
+    const groups = filterFacetGroups(query.filters);
+    // Buffers: holders' element blobs are binary.
+    const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
+      this.vectorsKey(tag),
+      this.metaKey(tag),
+      this.lexicalPrefix(tag),
+      query.expectedVersion,
+      exactUpTo,
+      fp32(query.vector),
+      String(query.count),
+      String(ef),
+      filter,
+      String(query.count * FILTER_EF_PER_HIT),
+      query.servableVersionPrefix,
+      String(EXACT_CANDIDATES),
+      String(groups.length),
+      // Every filter is eq/in: the postings' estimate holds for all of them.
+      String(groups.length === query.filters.length ? MAX_POSTFILTER_COUNT : 0),
+      ...groups.flatMap((g) => [String(g.length), ...g]),
+      ...(lexical
+        ? [
+            lexical.vocabulary.build,
+            String(lexical.vocabulary.size),
+            String(lexical.maxProducts),
+            String(lexical.commonWordProducts),
+            String(lexical.commonProducts),
+            ...lexical.words,
+          ]
+        : [""]),
+    )) as (Buffer | number)[];
+    const kind = String(reply[0]);
+    if (kind === "split") return { kind: "split", layout: String(reply[1]) };
+    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
+    if (kind === "vocabulary") return { kind: "vocabulary" };
+    const mode = Number(reply[2]);
+    const hits = [];
+    let i = 5;
+    const queryLength = Math.hypot(...query.vector);
+    for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
+      // Mode 2: the postings' candidates with their stored unit vectors, scored here.
+      const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
+    }
+    if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
+    if (holders === "vocabulary") return { kind: "vocabulary" };
+    const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
+    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
+  }
+
+  /**
+   * The holders of the query's words ("<id> <stamp>" lines) with their dot products: from this
+   * process's cache where the stamp matches, the rest read in one more call.
+   */
+  private async scoredHolders(tag: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string): Promise<LexicalHit[] | "vocabulary"> {
+    const scored: LexicalHit[] = [];
+    const missing: string[] = [];
+    const score = (productId: string, holder: CachedHolder) =>
+      scored.push({ productId, dots: partDots(holder.element, lexical.visual, lexical.text), attributes: holder.attributes, words: holder.words });
+    for (const line of lines === "" ? [] : lines.split("\n")) {
+      const space = line.indexOf(" ");
+      const productId = line.slice(0, space);
+      const holder = this.holders.get(tag, productId, line.slice(space + 1));
+      if (holder) score(productId, holder);
+      else missing.push(productId);
+    }
+    if (missing.length === 0) return scored;
+    const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(
+      this.vectorsKey(tag),
+      this.metaKey(tag),
+      this.lexicalPrefix(tag),
+      lexical.vocabulary.build,
+      ...missing,
+    )) as Buffer[];
+    if (String(reply[0]) === "vocabulary") return "vocabulary";
+    for (let i = 1; i < reply.length; i += 5) {
+      const productId = String(reply[i]);
+      const holder: CachedHolder = {
+        stamp: String(reply[i + 1]),
+        element: bytesToVector(reply[i + 2]!),
+        attributes: attributesOf(String(reply[i + 3])),
+        words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
+      };
+      this.holders.set(tag, productId, holder);
+      score(productId, holder);
+    }
+    return scored;
+  }
+
+  async vocabulary(tag: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
+    const reply = (await (this.redis as unknown as Scripts).vitrineVocabulary(
+      this.metaKey(tag),
+      this.lexicalPrefix(tag),
+      known?.build ?? "",
+      String(known?.size ?? 0),
+    )) as string[];
+    return { build: reply[0] === "" ? undefined : reply[0], whole: Number(reply[1]) === 1, words: reply.slice(2).map(String) };
+  }
+
+  async upsert(tag: string, entries: readonly IndexEntry[]): Promise<void> {
+    await this.add(tag, this.vectorsKey(tag), "", entries);
+  }
+
+  async remove(tag: string, productIds: readonly string[]): Promise<void> {
+    const key = this.vectorsKey(tag);
+    for (let start = 0; start < productIds.length; start += PIPELINE) {
+      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+      this.stopUsingPostingsIfOff(pipeline, tag);
+      for (const id of productIds.slice(start, start + PIPELINE)) {
+        // Words first: a product with words always has its element, so a holder's stamp never
+        // stands for a removed element (holder-cache.ts). With postings: "" for the element takes
+        // the product out of them too.
+        pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), "", id, "", "", ...(this.options.filterPostings ? ["", ""] : []));
+        pipeline.call("VREM", key, id);
+      }
+      check(await pipeline.exec());
+    }
+  }
+
+  async rebuild(tag: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number> {
+    const build = await this.beginBuild(tag);
+    let count = 0;
+    for await (const page of pages) {
+      await build.add(page);
+      count += page.length;
+    }
+    await build.commit(version, count);
+    return count;
+  }
+
+  async beginBuild(tag: string): Promise<SlotBuild> {
+    // Built aside and switched to at once: readers see the old set and words until the new ones are
+    // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
+    const building = this.buildingKey(tag);
+    // 'h': its words' holders are kept with their stamps (lexical-script.ts).
+    const build = `h${randomBytes(6).toString("hex")}`;
+    await this.redis.del(building);
+    return {
+      add: (entries) => this.add(tag, building, build, entries),
+      commit: async (version, count) => {
+        const commit = this.redis.multi();
+        if (count > 0) commit.rename(building, this.vectorsKey(tag));
+        else commit.del(this.vectorsKey(tag), building);
+        // facets: this build holds field postings for every element (builds before them do not, and
+        // their queries never take the postings path). parts: the tag holds a set again.
+        const meta = { version, lex: build, builtAt: new Date().toISOString(), size: String(count) };
+        if (this.options.filterPostings) commit.hset(this.metaKey(tag), { ...meta, facets: build }).hdel(this.metaKey(tag), "parts");
+        else commit.hset(this.metaKey(tag), meta).hdel(this.metaKey(tag), "facets", "parts");
+        check(await commit.exec());
+        await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, (key) => !key.startsWith(`${this.lexicalPrefix(tag)}${build}:`));
+      },
+    };
+  }
+
+  /**
+   * Makes the tag a split catalog's home: its meta names the layout (the parts are already
+   * committed), and its own set and words go, in one step for readers.
+   */
+  async commitSplit(tag: string, version: string, layout: string, count: number): Promise<void> {
+    const meta = { version, parts: layout, builtAt: new Date().toISOString(), size: String(count) };
+    check(
+      await this.redis
+        .multi()
+        .del(this.vectorsKey(tag), this.buildingKey(tag))
+        .hset(this.metaKey(tag), meta)
+        .hdel(this.metaKey(tag), "lex", "facets")
+        .exec(),
+    );
+    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  }
+
+  /** The split layout the tag's meta names ("<generation>.<parts>"); undefined when it holds a set. */
+  async layout(tag: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.metaKey(tag), "parts")) ?? undefined;
+  }
+
+  async version(tag: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.metaKey(tag), "version")) ?? undefined;
+  }
+
+  async element(tag: string, productId: string): Promise<Float32Array | undefined> {
+    // NOQUANT: VEMB gives back the float32 components times the stored norm.
+    const reply = (await this.redis.call("VEMB", this.vectorsKey(tag), productId)) as string[] | null;
+    return reply ? Float32Array.from(reply, Number) : undefined;
+  }
+
+  async drop(tag: string): Promise<void> {
+    await this.redis.del(this.vectorsKey(tag), this.metaKey(tag), this.buildingKey(tag));
+    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  }
+
+  /** Tags that hold anything, of those starting with `prefix`. */
+  async tags(prefix = ""): Promise<string[]> {
+    const tags = new Set<string>();
+    const pattern = `${escapeGlob(this.options.keyPrefix)}{${escapeGlob(prefix)}*}:*`;
+    await forEachPrimary(this.redis, async (node) => {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        for (const key of keys) {
+          const tag = /\{([^}]+)\}/.exec(key.slice(this.options.keyPrefix.length))?.[1];
+          if (tag) tags.add(tag);
+        }
+      } while (cursor !== "0");
+    });
+    return [...tags];
+  }
+
+  /** The tag's vector set's own memory use, in bytes. */
+  async memoryUsage(tag: string): Promise<number> {
+    return Number((await this.redis.call("MEMORY", "USAGE", this.vectorsKey(tag))) ?? 0);
+  }
+
+  /** Writes entries' vectors into `key` and their words into the lexical build (""= the current one). */
+  private async add(tag: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
+    for (let start = 0; start < entries.length; start += PIPELINE) {
+      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+      if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
+      for (const e of entries.slice(start, start + PIPELINE)) {
+        // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
+        // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
+        // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
+        // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
+        // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
+        // to 0.940.
+        const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
+        pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
+        const words = e.words.join(" ");
+        // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
+        // with the product's place among a common word's holders (lexical-script.ts).
+        const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
+        if (this.options.filterPostings) {
+          // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
+          const unit = fp32(unitLength(e.vector));
+          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
+        } else {
+          // Words only: the script leaves postings alone (a build written with them stops being
+          // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
+          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
+        }
+      }
+      check(await pipeline.exec());
+    }
+  }
+
+  /**
+   * Postings turned off over a build written with them: this write does not maintain them, so
+   * queries must stop using them (the meta hash's `facets` mark), in the same pipeline, before it.
+   */
+  private stopUsingPostingsIfOff(pipeline: PipelineScripts, tag: string): void {
+    if (!this.options.filterPostings) pipeline.call("HDEL", this.metaKey(tag), "facets");
+  }
+
+  /** Unlinks the keys matching a glob pattern that `keep` rejects (SCAN: other keys are untouched). */
+  private async deleteMatching(pattern: string, remove: (key: string) => boolean): Promise<void> {
+    // On a cluster every master is scanned; the keys found share the catalog's hash tag, so each
+    // node's batch is one slot's.
+    await forEachPrimary(this.redis, async (node) => {
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+        cursor = next;
+        const doomed = keys.filter(remove);
+        if (doomed.length > 0) await node.unlink(...doomed);
+      } while (cursor !== "0");
+    });
+  }
+
+  private nextStamp(): string {
+    return this.stampPrefix + (this.stamps++).toString(36);
+  }
+
+  private lexicalPrefix(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:lex:`;
+  }
+
+  private vectorsKey(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:vectors`;
+  }
+
+  private metaKey(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:meta`;
+  }
+
+  private buildingKey(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:building`;
+  }
+}
+
+interface Scripts {
+  vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
+  vitrineHoldersBuffer(...args: string[]): Promise<unknown>;
+  vitrineVocabulary(...args: string[]): Promise<unknown>;
+}
+
+interface PipelineScripts {
+  call(...args: (string | Buffer)[]): unknown;
+  vitrineLexicalPut(...args: (string | Buffer)[]): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+function attributesOf(json: string): JsonObject {
+  return json === "" ? {} : (JSON.parse(json) as JsonObject);
+}
+
+let scratchVector: Float32Array = new Float32Array(0);
+
+/** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
+function elementOf(blob: Buffer): Float32Array {
+  scratchVector = bytesToVector(blob, scratchVector);
+  return scratchVector;
+}
+
+/** An element's dot products with the query's visual part (its first dims) and text part (the next). */
+function partDots(element: Float32Array, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
+  let v = 0;
+  let t = 0;
+  for (let i = 0; i < visual.length; i++) v += element[i]! * visual[i]!;
+  for (let i = 0, at = visual.length; i < text.length; i++, at++) t += element[at]! * text[i]!;
+  return { visual: v, text: t };
+}
+
+function unitLength(vector: Float32Array): Float32Array {
+  const length = Math.hypot(...vector);
+  return length === 0 || Math.abs(length - 1) < 1e-7 ? vector : vector.map((x) => x / length);
+}
+
+
+function check(results: [Error | null, unknown][] | null): void {
+  for (const [error] of results ?? []) if (error) throw error;
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, "\\$&");
+}
