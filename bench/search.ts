@@ -1257,10 +1257,15 @@ interface WireRunner {
 }
 
 function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Options, q: BenchQueries, ef: number): WireRunner {
+  // Every master's: on a cluster one INFO goes to any one node, a different one each time.
   const redisCpuMs = async () => {
-    const cpu = await redis.info("cpu");
-    const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
-    return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+    const { forEachPrimary } = await import("../src/storage/redis/index.js");
+    const perNode = await forEachPrimary(redis, async (node) => {
+      const cpu = await node.info("cpu");
+      const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(cpu)?.[1] ?? 0);
+      return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+    });
+    return perNode.reduce((a, b) => a + b, 0);
   };
   return {
     task: (mode, concurrency, taskEf = ef) => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries: q.queries, blobs: q.blobs }),

@@ -32,8 +32,8 @@ export interface SyncResult {
   dropped: boolean;
   /** Entries written by a rebuild, or undefined when none was needed. */
   rebuilt: number | undefined;
-  /** The sets the index is split into (1: one set). */
-  parts: number;
+  /** The sets the rebuild split the index into (1: one set); undefined when none was needed. */
+  parts: number | undefined;
   /** Queued changes applied. */
   applied: number;
 }
@@ -76,18 +76,18 @@ export class IndexSync {
       if (!catalog) {
         await this.index.drop(catalogId);
         await this.source.dropPending(catalogId);
-        return { dropped: true, rebuilt: undefined, applied: 0, parts: 1 };
+        return { dropped: true, rebuilt: undefined, applied: 0, parts: undefined };
       }
       const space = await this.spaces.forMap(catalog.map);
       const version = this.versionFor(catalog.map);
       let rebuilt: number | undefined;
-      let parts = await this.index.parts(catalogId);
+      let parts: number | undefined;
       const current = await this.index.version(catalogId);
       if (options.rebuild || current !== version) {
         const started = performance.now();
         // Asked for, or as many as the catalog's size needs, but never fewer than it has: a split
         // an operator asked for outlives the rebuilds a refit triggers.
-        parts = options.parts ?? Math.min(MAX_INDEX_PARTS, Math.max(parts, Math.ceil((await this.source.indexableCount(catalogId)) / this.options.partSize)));
+        parts = options.parts ?? (await this.partsFor(catalogId));
         rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space), parts);
         this.log.info(
           { catalogId, products: rebuilt, parts, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
@@ -97,6 +97,11 @@ export class IndexSync {
       const applied = await this.applyQueued(catalogId, space);
       return { dropped: false, rebuilt, applied, parts };
     });
+  }
+
+  private async partsFor(catalogId: string): Promise<number> {
+    const needed = Math.ceil((await this.source.indexableCount(catalogId)) / this.options.partSize);
+    return Math.min(MAX_INDEX_PARTS, Math.max(await this.index.parts(catalogId), needed));
   }
 
   /**

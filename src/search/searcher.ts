@@ -200,7 +200,7 @@ export class Searcher {
     await this.target(orgId, id);
     const result = await this.sync.sync(id, { rebuild: true, waitMs: REBUILD_WAIT_MS, parts });
     if (!result) throw indexBusy(id);
-    return { indexed: result.rebuilt ?? 0, parts: result.parts };
+    return { indexed: result.rebuilt ?? 0, parts: result.parts ?? 1 };
   }
 
   /**
