@@ -176,6 +176,48 @@ describe("field postings", () => {
   });
 });
 
+describe("a catalog split into parts", () => {
+  const splitCatalog = `postings-split-${randomBytes(4).toString("hex")}`;
+
+  beforeAll(async () => {
+    // The products as the tests above left them.
+    await index.rebuild(splitCatalog, VERSION, pages([...byId.values()]), 2);
+  }, 120_000);
+
+  afterAll(async () => {
+    await index?.drop(splitCatalog);
+  });
+
+  const askSplit = (filters: MetadataFilter[]) =>
+    index.query(splitCatalog, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+
+  it("answers a selective filter with every passing product of every part, scored exactly", async () => {
+    const filters = [F("section", "eq", "s3")];
+    const answer = await askSplit(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBe(true);
+    expect(answer.size).toBe(byId.size);
+    expect(answer.hits.map((h) => h.productId).sort()).toEqual(passing(filters));
+    for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+  });
+
+  it("keeps what every part's post-filtered HNSW gave above the highest part's last hit, not only count", async () => {
+    // 3,500 of 4,000 pass: each part asks plain HNSW for about 20 / 0.875 = 23 of its 2,000.
+    const filters = [F("visible", "eq", true)];
+    const answer = await askSplit(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBeFalsy();
+    expect(answer.hits.length).toBeGreaterThan(20);
+    expect(answer.hits.filter((h) => matchesFilters(filters, h.attributes)).length).toBeGreaterThanOrEqual(18);
+    const cosines = answer.hits.map((h) => h.cosine);
+    expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
+    // Every element above the last hit is a hit: the merge dropped none of either part's.
+    const last = cosines[cosines.length - 1]!;
+    const above = [...byId.keys()].filter((id) => cosine(id) > last + 1e-6).sort();
+    expect(answer.hits.map((h) => h.productId).filter((id) => cosine(id) > last + 1e-6).sort()).toEqual(above);
+  });
+});
+
 describe("a common word with eq filters", () => {
   // Every product holds "shirt" (a common word: ranked holders); 3,500 of 4,000 pass `visible`
   // (post-filtered plain HNSW), 40 are in shop h7 (the postings' candidates).

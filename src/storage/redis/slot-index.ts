@@ -79,7 +79,12 @@ export class SlotIndex {
     redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
   }
 
-  async query(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer> {
+  /**
+   * `share`: the part of the catalog this tag holds (1 / its parts), which scales the work a filter
+   * may cost here (candidates scored exactly, elements asked of plain HNSW), so that a split
+   * catalog's query costs about what one set's would.
+   */
+  async query(tag: string, query: IndexQuery, share = 1): Promise<IndexAnswer | SplitAnswer> {
     const filter = redisFilterExpression(query.filters) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
@@ -98,10 +103,10 @@ export class SlotIndex {
       filter,
       String(query.count * FILTER_EF_PER_HIT),
       query.servableVersionPrefix,
-      String(EXACT_CANDIDATES),
+      String(Math.floor(EXACT_CANDIDATES * share)),
       String(groups.length),
       // Every filter is eq/in: the postings' estimate holds for all of them.
-      String(groups.length === query.filters.length ? MAX_POSTFILTER_COUNT : 0),
+      String(groups.length === query.filters.length ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
       ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
         ? [

@@ -2,7 +2,8 @@
 // or, split into P parts, under P tags "<catalogId>~<generation>.<k>" that hash to different Redis
 // Cluster slots, as Redis's documentation for vector sets advises past one node. A product lives in
 // the part its id hashes to. A query goes to every part at once and the answers merge by score,
-// exactly: each part answers its own best `count`, and the best `count` overall are among them.
+// exactly: each part answers its own best `count` (or more), and the best `count` overall are among
+// them.
 // The catalog's own tag then names the layout, so a rebuild into a new generation (any P) is
 // written aside and switched to in one step; a reader still on the old parts finds them gone (their
 // build version reads as missing) and asks the catalog's tag again.
@@ -59,8 +60,9 @@ export class RedisVectorIndex implements VectorIndex {
     const lexical = query.lexical;
     const vocabularies = lexical && partVocabularies(lexical.vocabulary.build, layout);
     if (lexical && !vocabularies) return settled ? { kind: "vocabulary" } : { kind: "moved" };
+    const share = 1 / layout.tags.length;
     const ask = (k: number, exactUpTo = query.exactUpTo) =>
-      this.slots.query(layout.tags[k]!, { ...query, exactUpTo, lexical: lexical && { ...lexical, vocabulary: vocabularies![k]! } });
+      this.slots.query(layout.tags[k]!, { ...query, exactUpTo, lexical: lexical && { ...lexical, vocabulary: vocabularies![k]! } }, share);
     const answers = await Promise.all(layout.tags.map((_, k) => ask(k)));
     const gone = answers.find((a) => a.kind === "split" || (a.kind === "stale" && a.version === undefined));
     if (gone) return settled ? { kind: "stale", version: undefined } : { kind: "moved" };
@@ -81,14 +83,20 @@ export class RedisVectorIndex implements VectorIndex {
     );
     const complete = oks.every((a) => a.complete === true);
     const hits = oks.flatMap((a) => a.hits).sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+    // Each part gave every element it has above its last hit's cosine (all of them when complete,
+    // or when fewer than asked came from an exact search): the merged hits down to the highest of
+    // those floors are every element of the catalog above it. A part may give more than `count`
+    // (post-filtered HNSW asks for enough that `count` pass), so this keeps them, and at least
+    // `count` (each part's count-th is at most the merged count-th).
+    let floor = -Infinity;
+    for (const a of oks) if (!a.complete && !(a.exact && a.hits.length < query.count) && a.hits.length > 0) floor = Math.max(floor, a.hits[a.hits.length - 1]!.cosine);
     return {
       kind: "ok",
       size: oks.reduce((n, a) => n + a.size, 0),
       exact: oks.every((a) => a.exact),
       complete,
       current: oks.every((a) => a.current),
-      // Every part's candidates when all gave every passing element; else the best `count`.
-      hits: complete ? hits : hits.slice(0, query.count),
+      hits: hits.filter((h) => h.cosine >= floor),
       lexical: oks.flatMap((a) => a.lexical),
       moreCommonHolders: oks.some((a) => a.moreCommonHolders),
     };
