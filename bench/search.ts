@@ -943,15 +943,24 @@ async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<
     keyPrefix,
     async close() {
       await app.core.search.flushLog().catch(() => undefined);
-      const keys: string[] = [];
-      let cursor = "0";
-      do {
-        const [next, found] = await app.redis.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1000);
-        cursor = next;
-        keys.push(...found);
-      } while (cursor !== "0");
-      // In chunks: a catalog of 100k holds about 150k keys (words, field postings), too many arguments for one call.
-      for (let k = 0; k < keys.length; k += 1000) await app.redis.del(...keys.slice(k, k + 1000));
+      // Every master's keys, deleted by hash tag (a split catalog's parts sit in different slots),
+      // in chunks: a catalog of 100k holds about 150k keys (words, field postings).
+      const { forEachPrimary } = await import("../src/storage/redis/index.js");
+      await forEachPrimary(app.redis, async (node) => {
+        const byTag = new Map<string, string[]>();
+        let cursor = "0";
+        do {
+          const [next, found] = await node.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1000);
+          cursor = next;
+          for (const key of found) {
+            const tag = /\{[^}]*\}/.exec(key)?.[0] ?? key;
+            const keys = byTag.get(tag);
+            if (keys) keys.push(key);
+            else byTag.set(tag, [key]);
+          }
+        } while (cursor !== "0");
+        for (const keys of byTag.values()) for (let k = 0; k < keys.length; k += 1000) await node.del(...keys.slice(k, k + 1000));
+      });
       await app.close();
       await dropDatabase();
     },
