@@ -13,6 +13,7 @@ import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import {
   SUPER_BOOST,
+  asIndexed,
   createCatalog,
   expectHits,
   ids,
@@ -26,7 +27,7 @@ import {
   syntheticProducts,
   textQuery,
 } from "../support/search-fixture.js";
-import type { Hit, Indexed, ProductSpec, Rank, Served } from "../support/search-fixture.js";
+import type { Hit, ProductSpec, Rank, Served } from "../support/search-fixture.js";
 import { waitFor } from "../support/wait-for.js";
 
 const SEARCHES: [string, number][] = [
@@ -65,8 +66,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const indexed = (ranks: Record<string, Rank> = {}): Indexed[] =>
-  specs.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: ranks[p.id] ?? "NO_BOOST" }));
+const indexed = (ranks: Record<string, Rank> = {}) => asIndexed(specs, ranks);
 
 const search = (query: string, w: number, topK = 20) =>
   s.api.post("/search", { organizationId: s.org, catalogId, query, topK, visual_weight: w, similarity_threshold: 0 });

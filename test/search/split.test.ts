@@ -11,6 +11,7 @@ import { keysMatching } from "../support/redis-keys.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
 import type { RestClient } from "../support/rest-client.js";
 import {
+  asIndexed,
   createCatalog,
   expectHits,
   ids,
@@ -25,7 +26,7 @@ import {
   syntheticProducts,
   textQuery,
 } from "../support/search-fixture.js";
-import type { Hit, Indexed, ProductSpec, Rank, Served } from "../support/search-fixture.js";
+import type { Hit, ProductSpec, Rank, Served } from "../support/search-fixture.js";
 
 /** Products per set a rebuild aims at when not told: this catalog's 150 make 2 sets. */
 const PART_SIZE = 100;
@@ -100,9 +101,6 @@ async function answers(): Promise<[string, number][][]> {
   return out;
 }
 
-const indexed = (from: readonly ProductSpec[], ranks: Record<string, Rank>): Indexed[] =>
-  from.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: ranks[p.id] ?? "NO_BOOST" }));
-
 describe("a catalog split into parts", () => {
   let baseline: [string, number][][];
 
@@ -112,11 +110,11 @@ describe("a catalog split into parts", () => {
     baseline = await answers();
     const map = await storedMap(s, catalogId);
     SEARCHES.forEach(([query, w], i) => {
-      const expected = ranking(map, indexed(specs, RANKS), textQuery(text, query), w).filter((h) => h.score >= 0).slice(0, 20);
+      const expected = ranking(map, asIndexed(specs, RANKS), textQuery(text, query), w).filter((h) => h.score >= 0).slice(0, 20);
       expectHits(baseline[i]!.map(([productId, score]) => ({ productId, score })), expected, query);
     });
     const subject = specs.find((p) => p.id === SUBJECTS[0])!;
-    const recs = ranking(map, indexed(specs, RANKS).filter((p) => p.id !== subject.id), productQuery(map, subject.embeddings), 1).slice(0, 20);
+    const recs = ranking(map, asIndexed(specs, RANKS).filter((p) => p.id !== subject.id), productQuery(map, subject.embeddings), 1).slice(0, 20);
     expectHits(baseline[SEARCHES.length + FILTERS.length + 1]!.map(([productId, score]) => ({ productId, score })), recs, subject.id);
     // Every answer is a full one: the comparisons below are not of empty lists.
     for (const answer of baseline) expect(answer.length).toBeGreaterThan(3);
@@ -196,7 +194,7 @@ describe("a catalog split into parts", () => {
       for (const [query, w] of [["zanzibar", 0.05], ["zanzibar hats", 0.5]] as const) {
         const res = await s.api.post("/search", { organizationId: s.org, catalogId, query, topK: 15, visual_weight: w, similarity_threshold: 0 });
         expect(res.status).toBe(200);
-        const expected = ranking(map, indexed([...specs, ...present], { ...RANKS, ...ranks }), textQuery(text, query), w).filter((h) => h.score >= 0).slice(0, 15);
+        const expected = ranking(map, asIndexed([...specs, ...present], { ...RANKS, ...ranks }), textQuery(text, query), w).filter((h) => h.score >= 0).slice(0, 15);
         expectHits(res.body.results, expected, `${query}, ${what}`);
         // The new word's holders lead a search for it.
         expect(ids(res.body.results.slice(0, present.length)).sort(), `${query}, ${what}`).toEqual(present.map((p) => p.id).sort());

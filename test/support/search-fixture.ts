@@ -88,6 +88,11 @@ export function syntheticProducts(
   });
 }
 
+/** What the index holds of these products, with the ranks given (NO_BOOST otherwise). */
+export function asIndexed(specs: readonly ProductSpec[], ranks: Record<string, Rank> = {}): Indexed[] {
+  return specs.map((p) => ({ id: p.id, descriptor: p.descriptor, embeddings: p.embeddings, metadata: p.metadata, rank: ranks[p.id] ?? "NO_BOOST" }));
+}
+
 export async function createCatalog(s: Served, name = `shop-${randomBytes(3).toString("hex")}`): Promise<string> {
   const res = await s.api.post(`/organizations/${s.org}/catalogs`, { name });
   expect(res.status, JSON.stringify(res.body)).toBe(201);

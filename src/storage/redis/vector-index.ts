@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "./connection.js";
 import { SlotIndex } from "./slot-index.js";
-import type { RedisVectorIndexOptions, SplitAnswer } from "./slot-index.js";
+import type { RedisVectorIndexOptions } from "./slot-index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
 
 export type { RedisVectorIndexOptions } from "./slot-index.js";
@@ -56,7 +56,7 @@ export class RedisVectorIndex implements VectorIndex {
    * Every part at once, merged. "moved": the layout remembered is not the catalog's any more (a part
    * is gone, or the vocabulary names other parts); `settled` answers it as it is instead.
    */
-  private async querySplit(layout: Layout, query: IndexQuery, settled: boolean): Promise<IndexAnswer | SplitAnswer | { kind: "moved" }> {
+  private async querySplit(layout: Layout, query: IndexQuery, settled: boolean): Promise<IndexAnswer | { kind: "moved" }> {
     const lexical = query.lexical;
     const vocabularies = lexical && partVocabularies(lexical.vocabulary.build, layout);
     if (lexical && !vocabularies) return settled ? { kind: "vocabulary" } : { kind: "moved" };
@@ -172,8 +172,14 @@ export class RedisVectorIndex implements VectorIndex {
   }
 
   async element(catalogId: string, productId: string): Promise<Float32Array | undefined> {
+    // Where this process last saw the catalog first (a recommendation's hot path); the layout is
+    // read only when the element is not there, as after a split or a re-split.
+    const known = this.layouts.get(catalogId);
+    const found = await this.slots.element(tagOf(catalogId, known, productId), productId);
+    if (found) return found;
     const layout = await this.currentLayout(catalogId);
-    return this.slots.element(layout ? layout.tags[partOf(productId, layout.tags.length)]! : catalogId, productId);
+    if (layout?.name === known?.name) return undefined;
+    return this.slots.element(tagOf(catalogId, layout, productId), productId);
   }
 
   async drop(catalogId: string): Promise<void> {
@@ -233,8 +239,13 @@ function partVocabularies(build: string, layout: Layout): { build: string; size:
   });
 }
 
+/** The tag holding a product's element: the catalog's own, or the part its id hashes to. */
+function tagOf(catalogId: string, layout: Layout | undefined, productId: string): string {
+  return layout ? layout.tags[partOf(productId, layout.tags.length)]! : catalogId;
+}
+
 /** The part a product lives in: its id's hash, so every process and every write agree. */
-export function partOf(productId: string, parts: number): number {
+function partOf(productId: string, parts: number): number {
   return createHash("md5").update(productId).digest().readUInt32BE(0) % parts;
 }
 
