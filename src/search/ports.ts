@@ -33,7 +33,13 @@ export interface IndexHit {
   productId: string;
   /** Cosine similarity of the query and element vectors. */
   cosine: number;
+  /** Empty when failsFilters. */
   attributes: JsonObject;
+  /**
+   * The index found that the element fails the query's filters (and did not read its attributes);
+   * it is still one of the nearest elements, so it still bounds the score of what was not returned.
+   */
+  failsFilters?: boolean;
 }
 
 export interface IndexQuery {

@@ -92,6 +92,7 @@ interface Scored {
   productId: string;
   score: number;
   attributes: JsonObject;
+  failsFilters?: boolean;
 }
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
@@ -338,7 +339,7 @@ export class Searcher {
           lexical.set(h.productId, { productId: h.productId, score, attributes: h.attributes });
         }
       }
-      const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes }));
+      const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
       if (nearest.length < count && !answer.exact) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;
@@ -348,7 +349,7 @@ export class Searcher {
       // Every product in neither list scores at most this: the index ranks by the vector part.
       const bound = seenAll ? -Infinity : nearest[nearest.length - 1]!.score;
       const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]
-        .filter((h) => h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
+        .filter((h) => !h.failsFilters && h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
         .sort(byScore);
       if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < COMMON_HOLDERS_WIDEN_UP_TO) {
         // No meaning to rank by, and the first holders read of a common word were too few to pass
@@ -359,7 +360,10 @@ export class Searcher {
       if (seenAll || bound < want.threshold) return passing.slice(0, want.topK);
       const certain = passing.filter((h) => h.score >= bound);
       if (certain.length >= want.topK) return certain.slice(0, want.topK);
-      count = Math.min(count * 4, answer.size);
+      // Wider by what this answer showed of the filters' and threshold's pass rate: about 1.5 topK
+      // more should pass; twice at least, four times when none did (each step reads every element
+      // again, and a post-filtered HNSW one costs in proportion to what it asks).
+      count = Math.min(count * Math.min(4, Math.max(2, Math.ceil((1.5 * want.topK) / Math.max(certain.length, 1)))), answer.size);
       wanted = count;
     }
   }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/catalogs/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
-import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
+import type { IndexAnswer, IndexEntry, IndexHit } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -78,6 +78,17 @@ afterAll(async () => {
 
 const F = (field: string, operator: "eq" | "in", value: string | number | boolean | (string | number)[]) => ({ field, operator, value }) as MetadataFilter;
 
+/**
+ * Post-filtered HNSW's hits: those failing the filters come marked, without their attributes (not
+ * read), and only those; the others carry theirs.
+ */
+function expectMarked(hits: readonly IndexHit[], filters: MetadataFilter[]): void {
+  const failing = hits.filter((h) => !matchesFilters(filters, byId.get(h.productId)!.attributes));
+  expect(failing.length).toBeGreaterThan(0);
+  expect(hits.filter((h) => h.failsFilters).map((h) => h.productId)).toEqual(failing.map((h) => h.productId));
+  for (const h of hits) expect(h.attributes).toEqual(h.failsFilters ? {} : byId.get(h.productId)!.attributes);
+}
+
 describe("field postings", () => {
   it.each<[string, MetadataFilter[]]>([
     ["eq string, 1%", [F("shop", "eq", "h42")]],
@@ -128,6 +139,7 @@ describe("field postings", () => {
     expect(answer.hits.filter((h) => matchesFilters(filters, h.attributes)).length).toBeGreaterThanOrEqual(15);
     const cosines = answer.hits.map((h) => h.cosine);
     expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
+    expectMarked(answer.hits, filters);
   });
 
   it("follows upserts and removals", async () => {
@@ -209,6 +221,7 @@ describe("a catalog split into parts", () => {
     expect(answer.complete).toBeFalsy();
     expect(answer.hits.length).toBeGreaterThan(20);
     expect(answer.hits.filter((h) => matchesFilters(filters, h.attributes)).length).toBeGreaterThanOrEqual(18);
+    expectMarked(answer.hits, filters);
     const cosines = answer.hits.map((h) => h.cosine);
     expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
     // Every element above the last hit is a hit: the merge dropped none of either part's.
@@ -254,16 +267,20 @@ describe("a common word with eq filters", () => {
     });
   }
 
-  it("reads as holders the nearest 2.5 times the elements it asks for, not five times", async () => {
+  it("reads as holders the nearest 2.5 times the elements it asks for, not five times, and only those passing the filters", async () => {
     const filters = [F("visible", "eq", true)];
     const answer = await askCommon(filters);
     if (answer.kind !== "ok") throw new Error(answer.kind);
     // count / share = 20 * 4,000 / 3,500 = 23 elements asked: 23 hits, and 58 (23 * 2.5) read for holders.
     expect(answer.hits.length).toBe(23);
+    const visible = (id: string) => matchesFilters(filters, byId.get(id)!.attributes);
     const nearest = [...byId.keys()].sort((a, b) => cosine(b) - cosine(a));
     const holders = new Set(answer.lexical.map((h) => h.productId));
-    // The 58 nearest (HNSW at EF 100 over 4,000 finds nearly all of them) and the 20 first holders.
-    expect(nearest.slice(0, 58).filter((id) => holders.has(id)).length).toBeGreaterThanOrEqual(55);
+    // The postings decide the filter: a holder that fails it is not listed (nor read).
+    expect([...holders].filter((id) => !visible(id))).toEqual([]);
+    // The 58 nearest that pass (HNSW at EF 100 over 4,000 finds nearly all of them) and the 20 first holders.
+    const shown = nearest.slice(0, 58).filter(visible);
+    expect(shown.filter((id) => holders.has(id)).length).toBeGreaterThanOrEqual(shown.length - 3);
     expect(holders.size).toBeLessThanOrEqual(58 + 20);
     expect(nearest.slice(58, 115).filter((id) => holders.has(id)).length).toBeLessThanOrEqual(20);
   });

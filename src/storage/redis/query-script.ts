@@ -20,13 +20,15 @@ export const COMMON_WORD_NEAREST = 5;
 // ARGV: expected version, exact-up-to size, FP32 query blob, count (0: no VSIM), ef, filter ("" for
 //       none), filter-ef, servable prefix (a build whose version
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
-//       most elements to ask plain HNSW for when the groups answer every filter (0: they do not),
+//       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
+//       then holders and hits failing the filters are left out or marked),
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
-//         the expected version), (id, score or FP32 element blob in mode 2, attrs) per hit,
+//         the expected version), (id, score or FP32 element blob in mode 2, attrs or '!' when the
+//         postings say it fails the filters) per hit,
 //         then with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
@@ -72,9 +74,26 @@ local members = {}
 local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
-local smallest, passing, estimate
+local smallest, passing, estimate, fbase
+-- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
+-- product outside them fails the query, and is neither returned with its attributes nor as a holder.
+local judged = false
+-- Whether the element holds a posting of every group (but group \`known\`, already seen to hold one).
+local function passes(id, known)
+  for g = 1, #groups do
+    if g ~= known then
+      local any = false
+      for _, t in ipairs(groups[g]) do
+        if redis.call('SISMEMBER', fbase .. t, id) == 1 then any = true break end
+      end
+      if not any then return false end
+    end
+  end
+  return true
+end
 if #groups > 0 and meta[3] and meta[3] == meta[2] then
-  local fbase = KEYS[3] .. meta[3] .. ':f:'
+  fbase = KEYS[3] .. meta[3] .. ':f:'
+  judged = tonumber(ARGV[11]) > 0
   estimate = size
   for g = 1, #groups do
     local n = 0
@@ -113,17 +132,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       for _, id in ipairs(redis.call('SMEMBERS', fbase .. t)) do
         if not seen[id] then
           seen[id] = true
-          local ok = true
-          for g = 1, #groups do
-            if g ~= smallest and ok then
-              local any = false
-              for _, u in ipairs(groups[g]) do
-                if redis.call('SISMEMBER', fbase .. u, id) == 1 then any = true break end
-              end
-              ok = any
-            end
-          end
-          if ok then ids[#ids + 1] = id end
+          if passes(id, smallest) then ids[#ids + 1] = id end
         end
       end
     end
@@ -187,20 +196,34 @@ if size > 0 and count > 0 then
   for i = 2 * shown + 1, #found, 2 do beyond[#beyond + 1] = found[i] end
   for i = #found, 2 * shown + 1, -1 do found[i] = nil end
   reply[4] = #found / 2
+  -- Plain HNSW answering filters the postings decide: the hits that fail them are marked '!' in
+  -- place of their attributes (they still bound what is unseen), and only the others' are read.
+  local fails = {}
+  if judged and filter == '' then
+    for i = 1, #found, 2 do fails[i] = not passes(found[i]) end
+  end
   -- A build with postings keeps every element's attributes in a hash too: one HMGET instead of a
-  -- VGETATTR (5 us) per hit, which matters for the hundreds a post-filtered query asks for.
+  -- VGETATTR (5 us) per hit.
   local attrs = {}
   if meta[3] and meta[3] == meta[2] then
-    for from = 1, #found, 1000 do
-      local ids = {}
-      for i = from, math.min(#found, from + 999), 2 do ids[#ids + 1] = found[i] end
-      for _, a in ipairs(redis.call('HMGET', KEYS[3] .. meta[3] .. ':attr', unpack(ids))) do attrs[#attrs + 1] = a end
+    local ids = {}
+    for i = 1, #found, 2 do
+      if not fails[i] then ids[#ids + 1] = found[i] end
+    end
+    for from = 1, #ids, 1000 do
+      for _, a in ipairs(redis.call('HMGET', KEYS[3] .. meta[3] .. ':attr', unpack(ids, from, math.min(#ids, from + 999)))) do attrs[#attrs + 1] = a end
     end
   end
+  local read = 0
   for i = 1, #found, 2 do
     reply[#reply + 1] = found[i]
     reply[#reply + 1] = found[i + 1]
-    reply[#reply + 1] = attrs[(i + 1) / 2] or redis.call('VGETATTR', KEYS[1], found[i]) or ''
+    if fails[i] then
+      reply[#reply + 1] = '!'
+    else
+      read = read + 1
+      reply[#reply + 1] = attrs[read] or redis.call('VGETATTR', KEYS[1], found[i]) or ''
+    end
   end
 end
 if not base then return reply end
@@ -208,6 +231,7 @@ local holders, stamps, seen, common = {}, {}, {}, {}
 local function hold(id, stamp)
   if not seen[id] then
     seen[id] = true
+    if judged and not passes(id) then return end
     holders[#holders + 1] = id
     stamps[#holders] = stamp
   end

@@ -42,10 +42,12 @@ const PIPELINE = 500;
  */
 const EXACT_CANDIDATES = 3000;
 /**
- * Most elements asked of plain HNSW (EF as large) for filters passed by many elements, whose
- * matches the caller picks out: beyond it the filter is pushed down instead.
+ * Most elements asked of plain HNSW (EF as large) for filters passed by many elements: beyond it
+ * the filter is pushed down instead. The script marks those failing the filters from the postings
+ * (a SISMEMBER each) and reads only the others' attributes, so an element asked costs little more
+ * than HNSW's own visit: 2,000 takes a 1% filter of 1M products this way (README "Filtered search").
  */
-const MAX_POSTFILTER_COUNT = 1000;
+const MAX_POSTFILTER_COUNT = 2000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
 
@@ -130,7 +132,8 @@ export class SlotIndex {
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       // Mode 2: the postings' candidates with their stored unit vectors, scored here.
       const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
-      hits.push({ productId: String(reply[i]), cosine, attributes: attributesOf(String(reply[i + 2])) });
+      const attributes = String(reply[i + 2]);
+      hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : { productId: String(reply[i]), cosine, attributes: attributesOf(attributes) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
     const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
