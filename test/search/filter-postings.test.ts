@@ -294,5 +294,7 @@ describe("a common word with eq filters", () => {
     expect(answer.hits.map((h) => h.productId).sort()).toEqual(candidates);
     const holders = new Map(answer.lexical.map((h) => [h.productId, h]));
     for (const id of candidates) expect(holders.get(id)?.words).toContain("shirt");
+    // The candidates are every product that passes: no other holder is listed.
+    expect([...holders.keys()].filter((id) => !candidates.includes(id))).toEqual([]);
   });
 });

@@ -71,6 +71,8 @@ local reply = {'ok', size, 1, 0, current}
 -- The elements answered as hits (VSIM's, or the postings' candidates, read from the same build's
 -- copy): the holders below need not ask VISMEMBER about them.
 local members = {}
+-- The hits known to pass the filters the postings decide (see judged below).
+local passed = {}
 local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
@@ -145,6 +147,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       for k, id in ipairs(chunk) do
         if vecs[k] then
           members[id] = true
+          passed[id] = true
           reply[#reply + 1] = id
           reply[#reply + 1] = vecs[k]
           reply[#reply + 1] = attrs[k] or ''
@@ -200,7 +203,10 @@ if size > 0 and count > 0 then
   -- place of their attributes (they still bound what is unseen), and only the others' are read.
   local fails = {}
   if judged and filter == '' then
-    for i = 1, #found, 2 do fails[i] = not passes(found[i]) end
+    for i = 1, #found, 2 do
+      fails[i] = not passes(found[i])
+      passed[found[i]] = not fails[i]
+    end
   end
   -- A build with postings keeps every element's attributes in a hash too: one HMGET instead of a
   -- VGETATTR (5 us) per hit.
@@ -231,7 +237,8 @@ local holders, stamps, seen, common = {}, {}, {}, {}
 local function hold(id, stamp)
   if not seen[id] then
     seen[id] = true
-    if judged and not passes(id) then return end
+    -- The candidates (mode 2) are every element that passes: no other holder can pass.
+    if judged and not passed[id] and (reply[3] == 2 or not passes(id)) then return end
     holders[#holders + 1] = id
     stamps[#holders] = stamp
   end
