@@ -95,6 +95,16 @@ interface Scored {
   failsFilters?: boolean;
 }
 
+/**
+ * How many times more to ask for, by what an answer showed of the filters' and threshold's pass
+ * rate (`certain` of `topK` passed): enough for about 1.5 topK more to pass; twice at least, four
+ * times when none did (each step reads every element again, and a post-filtered HNSW one costs in
+ * proportion to what it asks).
+ */
+function widening(certain: number, topK: number): number {
+  return Math.min(4, Math.max(2, Math.ceil((1.5 * topK) / Math.max(certain, 1))));
+}
+
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
 
 export class Searcher {
@@ -360,10 +370,7 @@ export class Searcher {
       if (seenAll || bound < want.threshold) return passing.slice(0, want.topK);
       const certain = passing.filter((h) => h.score >= bound);
       if (certain.length >= want.topK) return certain.slice(0, want.topK);
-      // Wider by what this answer showed of the filters' and threshold's pass rate: about 1.5 topK
-      // more should pass; twice at least, four times when none did (each step reads every element
-      // again, and a post-filtered HNSW one costs in proportion to what it asks).
-      count = Math.min(count * Math.min(4, Math.max(2, Math.ceil((1.5 * want.topK) / Math.max(certain.length, 1)))), answer.size);
+      count = Math.min(count * widening(certain.length, want.topK), answer.size);
       wanted = count;
     }
   }
