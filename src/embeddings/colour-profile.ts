@@ -40,7 +40,7 @@ export function colourProfileOfSource(rgb: Uint8Array): Float32Array {
 }
 
 /** Each 2x2 block of a size x size RGB image averaged (rounded) into one pixel. */
-function halve(rgb: Uint8Array, size: number): Uint8Array {
+export function halve(rgb: Uint8Array, size: number): Uint8Array {
   const half = size >> 1;
   const row = size * 3;
   const out = new Uint8Array(half * half * 3);
@@ -53,10 +53,15 @@ function halve(rgb: Uint8Array, size: number): Uint8Array {
   return out;
 }
 
+/** The photo's plain backdrop colour, if it has one, and which pixels belong to it (all 0 without one). */
+export function backdropOf(rgb: Uint8Array, size: number): { backdrop: [number, number, number] | undefined; isBackdrop: Uint8Array } {
+  const backdrop = estimateBackdrop(rgb, size);
+  return { backdrop, isBackdrop: backdrop ? floodFillBackdrop(rgb, size, backdrop) : new Uint8Array(size * size) };
+}
+
 export function colourProfileOfRgb(rgb: Uint8Array, size: number): Float32Array {
   const n = size * size;
-  const backdrop = estimateBackdrop(rgb, size);
-  const isBackdrop = backdrop ? floodFillBackdrop(rgb, size, backdrop) : new Uint8Array(n);
+  const { backdrop, isBackdrop } = backdropOf(rgb, size);
   const histogram = new Float32Array(COLOUR_NAMES.length);
   let counted = 0;
   for (let p = 0; p < n; p++) {
