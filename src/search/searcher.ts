@@ -105,24 +105,16 @@ function widening(certain: number, topK: number): number {
   return Math.min(4, Math.max(2, Math.ceil((1.5 * topK) / Math.max(certain, 1))));
 }
 
-/** A hit with its score; its attributes still read through it, so that they are parsed only if read. */
-class ScoredHit implements Scored {
-  constructor(
-    private readonly hit: IndexHit,
-    readonly score: number,
-  ) {}
-
-  get productId(): string {
-    return this.hit.productId;
-  }
-
-  get attributes(): JsonObject {
-    return this.hit.attributes;
-  }
-
-  get failsFilters(): boolean | undefined {
-    return this.hit.failsFilters;
-  }
+/** The hit with its score; its attributes still read through it, so that they are parsed only if read. */
+function scoredHit(hit: IndexHit, score: number): Scored {
+  return {
+    productId: hit.productId,
+    score,
+    failsFilters: hit.failsFilters,
+    get attributes() {
+      return hit.attributes;
+    },
+  };
 }
 
 /**
@@ -382,7 +374,7 @@ export class Searcher {
           lexical.set(h.productId, { productId: h.productId, score, attributes: h.attributes });
         }
       }
-      const nearest = answer.hits.map((h) => new ScoredHit(h, query!.score(h.cosine)));
+      const nearest = answer.hits.map((h) => scoredHit(h, query!.score(h.cosine)));
       if (nearest.length < count && !answer.exact) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;

@@ -13,9 +13,14 @@ export function vectorToBytes(vector: Float32Array): Buffer {
   return bytes;
 }
 
-/** FP32 little-endian bytes back into a vector (a copy: the bytes may be unaligned). */
-export function bytesToVector(bytes: Uint8Array): Float32Array {
-  const vector = new Float32Array(bytes.length >>> 2);
+/**
+ * FP32 little-endian bytes back into a vector (a copy: the bytes may be unaligned). `into`, when
+ * its length fits, is filled and returned instead of a new array: scoring thousands of candidate
+ * blobs a query then allocates nothing per blob.
+ */
+export function bytesToVector(bytes: Uint8Array, into?: Float32Array): Float32Array {
+  const length = bytes.length >>> 2;
+  const vector = into?.length === length ? into : new Float32Array(length);
   if (LITTLE_ENDIAN_HOST) {
     new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength).set(bytes.subarray(0, vector.byteLength));
     return vector;

@@ -27,9 +27,8 @@ export const COMMON_WORD_NEAREST = 5;
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
-//         the expected version), in modes 0 and 1 (id, score, attrs or '!' when the postings say
-//         it fails the filters) per hit, in mode 2 three strings for all hits: their ids a line
-//         each, their FP32 elements end to end, their attrs a line each,
+//         the expected version), (id, score or FP32 element blob in mode 2, attrs or '!' when the
+//         postings say it fails the filters) per hit,
 //         then with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
@@ -72,8 +71,6 @@ local reply = {'ok', size, 1, 0, current}
 -- The elements answered as hits (VSIM's, or the postings' candidates, read from the same build's
 -- copy): the holders below need not ask VISMEMBER about them.
 local members = {}
--- The postings' candidates (mode 2), in the order answered.
-local candidates = {}
 -- The hits known to pass the filters the postings decide (see judged below).
 local passed = {}
 local count = tonumber(ARGV[4])
@@ -143,7 +140,6 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     end
     -- Their elements and attributes as the postings' build stored them, a few hundred per HMGET.
     local dbase = KEYS[3] .. meta[3] .. ':'
-    local cvecs, cattrs = {}, {}
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
       local vecs = redis.call('HMGET', dbase .. 'vec', unpack(chunk))
@@ -152,19 +148,13 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
         if vecs[k] then
           members[id] = true
           passed[id] = true
-          candidates[#candidates + 1] = id
-          cvecs[#cvecs + 1] = vecs[k]
-          cattrs[#cattrs + 1] = attrs[k] or ''
+          reply[#reply + 1] = id
+          reply[#reply + 1] = vecs[k]
+          reply[#reply + 1] = attrs[k] or ''
+          reply[4] = reply[4] + 1
         end
       end
     end
-    -- Three strings for all of them (ids and attributes a line each, neither holds a newline;
-    -- the vectors end to end) rather than three per candidate: up to 9,000 bulk strings became
-    -- as many buffers and strings in the service, whose garbage cost it as much as scoring them.
-    reply[4] = #candidates
-    reply[#reply + 1] = table.concat(candidates, '\\n')
-    reply[#reply + 1] = table.concat(cvecs)
-    reply[#reply + 1] = table.concat(cattrs, '\\n')
     count = 0
   end
 end
@@ -295,10 +285,7 @@ if hashed and #common > 0 then
   end
   -- The nearest elements' words, a few hundred per HMGET: one call whatever the number of common words.
   local nearest = {}
-  for _, id in ipairs(candidates) do nearest[#nearest + 1] = id end
-  if reply[3] ~= 2 then
-    for k = 6, #reply, 3 do nearest[#nearest + 1] = reply[k] end
-  end
+  for k = 6, #reply, 3 do nearest[#nearest + 1] = reply[k] end
   for _, id in ipairs(beyond) do nearest[#nearest + 1] = id end
   for from = 1, #nearest, 500 do
     local ids = {unpack(nearest, from, math.min(#nearest, from + 499))}

@@ -125,19 +125,16 @@ export class SlotIndex {
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
     if (kind === "vocabulary") return { kind: "vocabulary" };
     const mode = Number(reply[2]);
-    let hits: IndexHit[];
+    const hits = [];
     let i = 5;
-    if (mode === 2) {
-      hits = candidateHits(Number(reply[3]), reply[5] as Buffer, reply[6] as Buffer, reply[7] as Buffer, query.vector);
-      i += 3;
-    } else {
-      hits = [];
-      for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
-        const cosine = 2 * Number(String(reply[i + 1])) - 1;
-        const attributes = String(reply[i + 2]);
-        hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : new ParsedOnReadHit(String(reply[i]), cosine, attributes));
-      }
+    const queryLength = Math.hypot(...query.vector);
+    for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
+      // Mode 2: the postings' candidates with their stored unit vectors, scored here.
+      const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      const attributes = String(reply[i + 2]);
+      hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : lazyHit(String(reply[i]), cosine, attributes));
     }
+    if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
     const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
@@ -402,41 +399,27 @@ function attributesOf(json: string): JsonObject {
 
 /**
  * A hit whose attributes are parsed when first read: the postings' candidates come up to 3,000 at
- * a time, of which the searcher reads about topK in score order.
+ * a time, of which the searcher reads about topK in score order (parsing every one of them was
+ * most of the service's CPU on that path).
  */
-class ParsedOnReadHit implements IndexHit {
-  private parsed: JsonObject | undefined;
-
-  constructor(
-    readonly productId: string,
-    readonly cosine: number,
-    private readonly json: string,
-  ) {}
-
-  get attributes(): JsonObject {
-    return (this.parsed ??= attributesOf(this.json));
-  }
+function lazyHit(productId: string, cosine: number, json: string): IndexHit {
+  let attributes: JsonObject | undefined;
+  return {
+    productId,
+    cosine,
+    get attributes() {
+      return (attributes ??= attributesOf(json));
+    },
+  };
 }
 
-/**
- * The postings' candidates (the script's mode 2: ids and attributes a line each, elements end to
- * end) scored against the query, best first.
- */
-function candidateHits(count: number, ids: Buffer, elements: Buffer, attributes: Buffer, query: Float32Array): IndexHit[] {
-  if (count === 0) return [];
-  const productIds = ids.toString().split("\n");
-  const jsons = attributes.toString().split("\n");
-  const vectors = bytesToVector(elements);
-  const dims = vectors.length / count;
-  const queryLength = Math.hypot(...query);
-  const hits: IndexHit[] = [];
-  for (let k = 0; k < count; k++) {
-    const cosine = dot(vectors.subarray(k * dims, k * dims + query.length), query) / queryLength;
-    hits.push(new ParsedOnReadHit(productIds[k]!, cosine, jsons[k]!));
-  }
-  return hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
-}
+let scratchVector: Float32Array = new Float32Array(0);
 
+/** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
+function elementOf(blob: Buffer): Float32Array {
+  scratchVector = bytesToVector(blob, scratchVector);
+  return scratchVector;
+}
 
 /** An element's dot products with the query's visual part (its first dims) and text part (the next). */
 function partDots(element: Float32Array, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
