@@ -9,7 +9,7 @@ import { matchesFilters } from "./filters.js";
 import type { MetadataFilter } from "./filters.js";
 import { MAX_INDEX_PARTS } from "./index-sync.js";
 import type { IndexSync } from "./index-sync.js";
-import type { IndexHit, SearchLog, SearchSource, VectorIndex } from "./ports.js";
+import type { SearchLog, SearchSource, VectorIndex } from "./ports.js";
 import type { RecommendationRequest, SearchRequest } from "./requests.js";
 import { parseRecommendationRequest, parseSearchRequest } from "./requests.js";
 import { LEXICAL_LIMITS, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
@@ -103,31 +103,6 @@ interface Scored {
  */
 function widening(certain: number, topK: number): number {
   return Math.min(4, Math.max(2, Math.ceil((1.5 * topK) / Math.max(certain, 1))));
-}
-
-/** The hit with its score; its attributes still read through it, so that they are parsed only if read. */
-function scoredHit(hit: IndexHit, score: number): Scored {
-  return {
-    productId: hit.productId,
-    score,
-    failsFilters: hit.failsFilters,
-    get attributes() {
-      return hit.attributes;
-    },
-  };
-}
-
-/**
- * The first `topK` of `sorted` that `passes` accepts. Every later use of the passing list needs no
- * more (the certain ones are a prefix of it), and stopping there spares the attributes of the rest.
- */
-function firstPassing(sorted: readonly Scored[], topK: number, passes: (h: Scored) => boolean): Scored[] {
-  const passing: Scored[] = [];
-  for (const h of sorted) {
-    if (passing.length === topK) break;
-    if (passes(h)) passing.push(h);
-  }
-  return passing;
 }
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
@@ -374,7 +349,7 @@ export class Searcher {
           lexical.set(h.productId, { productId: h.productId, score, attributes: h.attributes });
         }
       }
-      const nearest = answer.hits.map((h) => scoredHit(h, query!.score(h.cosine)));
+      const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
       if (nearest.length < count && !answer.exact) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;
@@ -383,11 +358,9 @@ export class Searcher {
       const seenAll = count === 0 || answer.complete === true || nearest.length < count || count >= answer.size;
       // Every product in neither list scores at most this: the index ranks by the vector part.
       const bound = seenAll ? -Infinity : nearest[nearest.length - 1]!.score;
-      const passing = firstPassing(
-        [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))].sort(byScore),
-        want.topK,
-        (h) => !h.failsFilters && h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes),
-      );
+      const passing = [...lexical.values(), ...nearest.filter((h) => !lexical.has(h.productId))]
+        .filter((h) => !h.failsFilters && h.productId !== want.exclude && h.score >= want.threshold && matchesFilters(want.filters, h.attributes))
+        .sort(byScore);
       if (count === 0 && answer.moreCommonHolders && passing.length < want.topK && wanted < COMMON_HOLDERS_WIDEN_UP_TO) {
         // No meaning to rank by, and the first holders read of a common word were too few to pass
         // the filters and threshold: read more of them.

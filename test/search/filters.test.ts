@@ -309,9 +309,6 @@ const CASES: [string, Filter[], number | "some" | "none"][] = [
 describe.each([
   { path: "exact scans", env: {} as Record<string, string>, hnsw: false },
   { path: "HNSW (SEARCH_EXACT_UP_TO=0)", env: { SEARCH_EXACT_UP_TO: "0" }, hnsw: true },
-  // The postings answer eq/in filters with their candidates, scored exactly (the rest checked by
-  // the service, which reads the candidates' attributes only down to topK that pass).
-  { path: "HNSW with filter postings", env: { SEARCH_EXACT_UP_TO: "0", SEARCH_FILTER_POSTINGS: "on" }, hnsw: true },
 ])("filters via $path", ({ env, hnsw }) => {
   let f: Fixture;
   beforeAll(async () => {

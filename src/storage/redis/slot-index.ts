@@ -9,7 +9,7 @@ import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import { holderOrder } from "../../search/index.js";
-import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { HolderCache } from "./holder-cache.js";
@@ -132,7 +132,7 @@ export class SlotIndex {
       // Mode 2: the postings' candidates with their stored unit vectors, scored here.
       const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
       const attributes = String(reply[i + 2]);
-      hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : lazyHit(String(reply[i]), cosine, attributes));
+      hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : { productId: String(reply[i]), cosine, attributes: attributesOf(attributes) });
     }
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
     const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
@@ -395,22 +395,6 @@ interface PipelineScripts {
 
 function attributesOf(json: string): JsonObject {
   return json === "" ? {} : (JSON.parse(json) as JsonObject);
-}
-
-/**
- * A hit whose attributes are parsed when first read: the postings' candidates come up to 3,000 at
- * a time, of which the searcher reads about topK in score order (parsing every one of them was
- * most of the service's CPU on that path).
- */
-function lazyHit(productId: string, cosine: number, json: string): IndexHit {
-  let attributes: JsonObject | undefined;
-  return {
-    productId,
-    cosine,
-    get attributes() {
-      return (attributes ??= attributesOf(json));
-    },
-  };
 }
 
 let scratchVector: Float32Array = new Float32Array(0);
