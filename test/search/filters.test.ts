@@ -309,6 +309,9 @@ const CASES: [string, Filter[], number | "some" | "none"][] = [
 describe.each([
   { path: "exact scans", env: {} as Record<string, string>, hnsw: false },
   { path: "HNSW (SEARCH_EXACT_UP_TO=0)", env: { SEARCH_EXACT_UP_TO: "0" }, hnsw: true },
+  // The postings answer eq/in filters with their candidates, scored exactly (the rest of the
+  // filters checked by the service), or mark the post-filtered hits that fail them.
+  { path: "HNSW with filter postings", env: { SEARCH_EXACT_UP_TO: "0", SEARCH_FILTER_POSTINGS: "on" }, hnsw: true },
 ])("filters via $path", ({ env, hnsw }) => {
   let f: Fixture;
   beforeAll(async () => {
