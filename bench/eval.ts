@@ -399,6 +399,27 @@ export function colourPrecision(task: TextImageTask, text: QueryEncoder, vectors
 }
 
 /**
+ * Every product a subject of `query(i)` against `corpus` (itself excluded): the share of its 10
+ * nearest of its own type, over all subjects, the described ones and the others.
+ */
+export function recommendationPrecision(
+  items: readonly Item[],
+  described: ReadonlySet<number>,
+  query: (i: number) => Float32Array,
+  corpus: readonly Float32Array[],
+): [number, number, number] {
+  const sums = [0, 0], counts = [0, 0];
+  for (let i = 0; i < items.length; i++) {
+    const q = query(i);
+    const top = topK(corpus.map((c) => dot(c, q)), 10, i);
+    const k = described.has(i) ? 0 : 1;
+    sums[k]! += top.filter((j) => items[j]!.articleType === items[i]!.articleType).length / 10;
+    counts[k]!++;
+  }
+  return [(sums[0]! + sums[1]!) / items.length, sums[0]! / Math.max(counts[0]!, 1), sums[1]! / Math.max(counts[1]!, 1)];
+}
+
+/**
  * Recommendations in a catalog described on the even half, as the service makes them with
  * visualWeight 1: every product a subject, the share of its 10 nearest of its own type, for
  * described and undescribed subjects. What each choice gives: the raw photo features, the mapped
@@ -410,17 +431,7 @@ function recommendationTable(data: Dataset, task: TextImageTask, map: TextImageM
   const described = new Set(task.described);
   const mapped = items.map((_, i) => map.apply(data.image[i]!, data.colour[i]!));
   const blend = (i: number) => (described.has(i) ? recommendationVisual(mapped[i]!, data.text[i]!) : mapped[i]!);
-  const measure = (query: (i: number) => Float32Array, corpus: readonly Float32Array[]) => {
-    const sums = [0, 0], counts = [0, 0];
-    for (let i = 0; i < items.length; i++) {
-      const q = query(i);
-      const top = topK(corpus.map((c) => dot(c, q)), 10, i);
-      const k = described.has(i) ? 0 : 1;
-      sums[k]! += top.filter((j) => items[j]!.articleType === items[i]!.articleType).length / 10;
-      counts[k]!++;
-    }
-    return [(sums[0]! + sums[1]!) / items.length, sums[0]! / counts[0]!, sums[1]! / counts[1]!];
-  };
+  const measure = (query: (i: number) => Float32Array, corpus: readonly Float32Array[]) => recommendationPrecision(items, described, query, corpus);
   const f = (x: number) => x.toFixed(3);
   const row = (name: string, ...cells: string[]) => console.log(`${name.padEnd(62)}${cells.map((c) => c.padStart(9)).join("")}`);
   row("recommendations, visualWeight 1: same type in the top 10", "all", "descr.", "undescr.");

@@ -14,10 +14,9 @@ import { srgbToLab } from "../../src/embeddings/colour-names.js";
 import { decodeRgb } from "../../src/embeddings/decode-rgb.js";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import type { FitTextImageMapOptions } from "../../src/embeddings/index.js";
-import { argmax, byColour, byType, queryPrecisionAtK, selfPrecisionAtK, typeQuery } from "../eval.js";
-import { weightedF1 } from "../eval-service.js";
-import { dot } from "../../src/embeddings/vector-math.js";
-import { data, f, task, te } from "./setup.js";
+import { byColour, queriesThrough, queryPrecisionAtK } from "../eval.js";
+import { fitOracle, labelP10 } from "./oracle.js";
+import { data, f, report, task, te } from "./setup.js";
 
 const dir = join(import.meta.dirname, "..", "..", "..", "shared", "eval", "fashion-dev");
 const SIZE = COLOUR_SOURCE_SIZE / 2;
@@ -55,34 +54,18 @@ function measure(name: string, colour: (i: number) => Float32Array, options: Fit
   const map = fitTextImageMap(task.described.map((i) => ({ image: data.image[i]!, colour: colour(i), text: data.text[i]!, descriptor: data.items[i]!.productDisplayName })), options);
   const fitS = (performance.now() - t0) / 1000;
   const mapped = task.withheld.map((i) => map.apply(data.image[i]!, colour(i)));
-  const q = (text: string) => map.queryVisual(text, te.encode(text));
-  const prompts = task.types.map((t) => q(typeQuery(t)));
-  const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
-  const predicted = task.classified.map((r) => task.types[argmax(prompts.map((p) => dot(p, mapped[r]!)))]!);
-  const typeP = queryPrecisionAtK(task.types.map((t, k) => ({ vector: prompts[k]!, want: [t] })), mapped, task.withheldItems, [byType])[0]!;
-  const perColour = colours.map((c) => queryPrecisionAtK([{ vector: q(c.toLowerCase()), want: [c] }], mapped, task.withheldItems, [byColour])[0]!);
-  const colP = perColour.reduce((a, b) => a + b, 0) / colours.length;
-  const self = selfPrecisionAtK(mapped, task.withheldItems, [byType, byColour]);
-  console.log(`${name.padEnd(46)} F1 ${f(weightedF1(truth, predicted))} type ${f(typeP)} colour ${f(colP)} p2p ${f(self[0]!)}/${f(self[1]!)} fit ${fitS.toFixed(1)} s`);
-  if (process.argv.includes("--per-colour")) console.log("   " + colours.map((c, k) => `${c} ${f(perColour[k]!)}`).join(", "));
+  const queries = queriesThrough(map, te);
+  report(name, mapped, { queries, suffix: ` fit ${fitS.toFixed(1)} s` });
+  if (process.argv.includes("--per-colour")) {
+    const perColour = colours.map((c) => queryPrecisionAtK([{ vector: queries.encode(c.toLowerCase()), want: [c] }], mapped, task.withheldItems, [byColour])[0]!);
+    console.log("   " + colours.map((c, k) => `${c} ${f(perColour[k]!)}`).join(", "));
+  }
 }
 
-/** The oracle: the map's recipe fitted to the true base colour (one-hot), "<colour>" P@10 ranked by that colour's output. */
-function colourOracle(name: string, colour: (i: number) => Float32Array, options: FitTextImageMapOptions = {}): void {
-  const all = [...new Set(data.items.map((i) => i.baseColour))];
-  const map = fitTextImageMap(task.described.map((i) => {
-    const text = new Float32Array(100);
-    text[all.indexOf(data.items[i]!.baseColour)] = 1;
-    return { image: data.image[i]!, colour: colour(i), text };
-  }), { whitening: false, removeMeanDirection: false, ...options });
-  const out = task.withheld.map((i) => map.apply(data.image[i]!, colour(i)));
-  let sum = 0;
-  for (const c of colours) {
-    const k = all.indexOf(c);
-    const top = out.map((v, r) => ({ s: v[k]!, r })).sort((a, b) => b.s - a.s).slice(0, 10);
-    sum += top.filter(({ r }) => task.withheldItems[r]!.baseColour === c).length / 10;
-  }
-  console.log(`oracle given the true colours, ${name}: "<colour>" P@10 ${f(sum / colours.length)}`);
+/** The oracle given the true base colours, with this colour input: "<colour>" P@10. */
+function colourOracle(name: string, colour: (i: number) => Float32Array): void {
+  const oracle = fitOracle({ count: data.items.length, image: (i) => data.image[i]!, colour }, task.described, (i) => data.items[i]!.baseColour);
+  console.log(`oracle given the true colours, ${name}: "<colour>" P@10 ${f(labelP10(oracle, task.withheld, (i) => data.items[i]!.baseColour))}`);
 }
 
 const names = (i: number) => data.colour[i]!;

@@ -12,10 +12,10 @@ import * as tf from "@tensorflow/tfjs";
 import { fitTextImageMap } from "../../src/embeddings/index.js";
 import { initTfBackend } from "../../src/embeddings/tf-backend.js";
 import { tokenize } from "../../src/embeddings/tokenize.js";
-import { dot, l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
-import { argmax, byColour, byType, queryPrecisionAtK, selfPrecisionAtK, topK, typeQuery } from "../eval.js";
-import { weightedF1 } from "../eval-service.js";
-import { data, f, task, te } from "./setup.js";
+import { l2NormaliseInPlace } from "../../src/embeddings/vector-math.js";
+import { recommendationVisual } from "../../src/search/visual-space.js";
+import { queriesThrough, recommendationPrecision } from "../eval.js";
+import { data, f, report, task, te } from "./setup.js";
 
 const backend = await initTfBackend(console.error);
 console.error(`tf backend ${backend.name} simd ${backend.simd}`);
@@ -28,37 +28,22 @@ const opt = (name: string, def: number) => {
 
 const map = fitTextImageMap(task.described.map((i) => ({ image: data.image[i]!, colour: data.colour[i]!, text: data.text[i]!, descriptor: data.items[i]!.productDisplayName })));
 const mappedAll = data.items.map((_, i) => map.apply(data.image[i]!, data.colour[i]!));
-const colours = [...new Set(task.withheldItems.map((i) => i.baseColour))].filter((c) => task.withheldItems.filter((i) => i.baseColour === c).length >= 10);
+const described = new Set(task.described);
 
-type Enc = { photo: (i: number) => Float32Array; query: (q: string) => Float32Array; subject?: (i: number) => Float32Array };
+/** How a model places photos, queries and a described subject (its photo and its words). */
+type Enc = { photo: (i: number) => Float32Array; query: (q: string) => Float32Array; subject: (i: number) => Float32Array };
 
 function measure(name: string, enc: Enc): void {
-  const photos = task.withheld.map((i) => enc.photo(i));
-  const prompts = task.types.map((t) => enc.query(typeQuery(t)));
-  const truth = task.classified.map((r) => task.withheldItems[r]!.articleType);
-  const predicted = task.classified.map((r) => task.types[argmax(prompts.map((p) => dot(p, photos[r]!)))]!);
-  const typeP = queryPrecisionAtK(task.types.map((t, k) => ({ vector: prompts[k]!, want: [t] })), photos, task.withheldItems, [byType])[0]!;
-  const colP = queryPrecisionAtK(colours.map((c) => ({ vector: enc.query(c.toLowerCase()), want: [c] })), photos, task.withheldItems, [byColour])[0]!;
-  const self = selfPrecisionAtK(photos, task.withheldItems, [byType, byColour]);
-  // Recommendations as the service measures them: every product a subject against all others.
-  const described = new Set(task.described);
   const corpus = data.items.map((_, i) => enc.photo(i));
-  const sums = [0, 0], counts = [0, 0];
-  for (let i = 0; i < data.items.length; i++) {
-    const q = enc.subject && described.has(i) ? enc.subject(i) : corpus[i]!;
-    const top = topK(corpus.map((c) => dot(c, q)), 10, i);
-    const k = described.has(i) ? 0 : 1;
-    sums[k]! += top.filter((j) => data.items[j]!.articleType === data.items[i]!.articleType).length / 10;
-    counts[k]!++;
-  }
-  const recs = [(sums[0]! + sums[1]!) / data.items.length, sums[0]! / counts[0]!, sums[1]! / counts[1]!];
-  console.log(`${name.padEnd(44)} F1 ${f(weightedF1(truth, predicted))} type ${f(typeP)} colour ${f(colP)} p2p ${f(self[0]!)}/${f(self[1]!)} recs ${recs.map(f).join("/")}`);
+  const recs = recommendationPrecision(data.items, described, (i) => (described.has(i) ? enc.subject(i) : corpus[i]!), corpus);
+  report(name, task.withheld.map((i) => corpus[i]!), { queries: { encode: enc.query }, suffix: ` recs ${recs.map(f).join("/")}` });
 }
 
+const shippedQueries = queriesThrough(map, te);
 const baseline: Enc = {
   photo: (i) => mappedAll[i]!,
-  query: (q) => map.queryVisual(q, te.encode(q)),
-  subject: (i) => l2NormaliseInPlace(mappedAll[i]!.map((x, k) => x + data.text[i]![k]!)),
+  query: (q) => shippedQueries.encode(q),
+  subject: (i) => recommendationVisual(mappedAll[i]!, data.text[i]!),
 };
 measure("shipped map", baseline);
 
@@ -166,14 +151,14 @@ function queryC(q: string): Float32Array {
   for (let j = 0; j < out.length; j++) for (let k = 0; k < 100; k++) out[j]! += m[k]! * WtA[k]![j]!;
   return l2NormaliseInPlace(out);
 }
-const subjectC = (i: number) => l2NormaliseInPlace(photoC(i).map((x, k) => x + queryC(data.items[i]!.productDisplayName)[k]!));
+const subjectC = (i: number) => recommendationVisual(photoC(i), queryC(data.items[i]!.productDisplayName));
 measure(`contrastive alone`, { photo: photoC, query: queryC, subject: subjectC });
 for (const a of [0.3, 0.5, 0.7]) {
   const cat = (u: Float32Array, v: Float32Array) => { const o = new Float32Array(u.length + v.length); o.set(u.map((x) => x * Math.sqrt(a))); o.set(v.map((x) => x * Math.sqrt(1 - a)), u.length); return o; };
   measure(`map ${(1 - a).toFixed(1)} + contrastive ${a}`, {
     photo: (i) => cat(photoC(i), baseline.photo(i)),
     query: (q) => cat(queryC(q), baseline.query(q)),
-    subject: (i) => cat(subjectC(i), baseline.subject!(i)),
+    subject: (i) => cat(subjectC(i), baseline.subject(i)),
   });
 }
 await te.close();
