@@ -67,7 +67,7 @@ export interface SearchConfig {
   lexicalMaxHolders: number;
   /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
   filterPostings: boolean;
-  /** Lexical holders' elements kept in each API process (0: none; README "How lexical matching runs"). */
+  /** Lexical holders' and filter candidates' elements kept in each API process (0: none; README "How lexical matching runs"). */
   holderCacheEntries: number;
   /** A rebuild splits a catalog's index into sets of at most about this many products (README "One catalog over several shards"). */
   partSize: number;

@@ -298,3 +298,88 @@ describe("a common word with eq filters", () => {
     expect([...holders.keys()].filter((id) => !candidates.includes(id))).toEqual([]);
   });
 });
+
+describe("candidates holding words, through the holder cache", () => {
+  // Two in three products hold a word, so they have a stamp: the script names such candidates by it,
+  // and the index scores them from its holder cache under that stamp, reading the others. The rest
+  // (no words, no stamp) come back whole.
+  const wordedCatalog = `postings-worded-${randomBytes(4).toString("hex")}`;
+  const worded = new Map(entries.map((e, i) => [e.productId, { ...e, words: i % 3 !== 1 ? [`w${i % 7}`] : [] }]));
+  const filters = [F("shop", "eq", "h42")];
+  let cached: RedisVectorIndex;
+  let uncached: RedisVectorIndex;
+
+  beforeAll(async () => {
+    cached = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    uncached = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 0 });
+    await index.rebuild(wordedCatalog, VERSION, pages([...worded.values()]));
+  }, 120_000);
+
+  afterAll(async () => {
+    await index?.drop(wordedCatalog);
+  });
+
+  async function askWorded(through: RedisVectorIndex): Promise<IndexHit[]> {
+    const answer = await through.query(wordedCatalog, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBe(true);
+    return answer.hits;
+  }
+
+  /** The hits are the products now passing the filters, scored and described as last written. */
+  function expectCurrent(hits: IndexHit[]): void {
+    const now = [...worded.values()].filter((e) => matchesFilters(filters, e.attributes));
+    expect(now.filter((e) => e.words.length > 0).length).toBeGreaterThan(5);
+    expect(now.filter((e) => e.words.length === 0).length).toBeGreaterThan(5);
+    expect(hits.map((h) => h.productId).sort()).toEqual(now.map((e) => e.productId).sort());
+    for (const h of hits) {
+      const e = worded.get(h.productId)!;
+      let d = 0;
+      for (let j = 0; j < DIM; j++) d += e.vector[j]! * query[j]!;
+      expect(h.cosine).toBeCloseTo(d, 5);
+      expect(h.attributes).toEqual(e.attributes);
+    }
+    const cosines = hits.map((h) => h.cosine);
+    expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
+  }
+
+  it("scores the same whether the candidates were read or cached, and reads those cached under their stamp no more", async () => {
+    const first = await askWorded(cached);
+    expectCurrent(first);
+    expect(await askWorded(cached)).toEqual(first);
+    // The copy of a worded candidate's element changed behind the index's back, its stamp kept: only
+    // an index that reads every candidate sees it, so the cached one did not read it again.
+    const build = await redis.hget(`${prefix}{${wordedCatalog}}:meta`, "lex");
+    const victim = first.find((h) => worded.get(h.productId)!.words.length > 0)!.productId;
+    const elsewhere = Buffer.from(new Float32Array(randomUnit(random, DIM)).buffer);
+    await redis.hset(`${prefix}{${wordedCatalog}}:lex:${build}:vec`, victim, elsewhere);
+    const cachedAgain = await askWorded(cached);
+    expect(cachedAgain.find((h) => h.productId === victim)!.cosine).toBeCloseTo(first.find((h) => h.productId === victim)!.cosine, 6);
+    const read = await askWorded(uncached);
+    expect(read.find((h) => h.productId === victim)!.cosine).not.toBeCloseTo(first.find((h) => h.productId === victim)!.cosine, 3);
+    await index.upsert(wordedCatalog, [worded.get(victim)!]);
+  });
+
+  it("loses no candidate when the cache holds fewer than the filter has", async () => {
+    // The worded candidates read on a query push out of the cache some of those it held.
+    const small = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10 });
+    for (let k = 0; k < 3; k++) expectCurrent(await askWorded(small));
+  });
+
+  it("scores a candidate written since it was cached as it is now, and drops one removed or moved out", async () => {
+    const before = await askWorded(cached);
+    const ids = before.filter((h) => worded.get(h.productId)!.words.length > 0).map((h) => h.productId);
+    const [rewritten, movedOut, removed] = ids as [string, string, string];
+    const changes = [
+      { ...worded.get(rewritten)!, vector: randomUnit(random, DIM), attributes: { ...worded.get(rewritten)!.attributes, price: 999 } },
+      { ...worded.get(movedOut)!, attributes: { ...worded.get(movedOut)!.attributes, shop: "h43" } },
+    ];
+    // Written by another process's index (its own stamps): this one learns of it only from Redis.
+    await uncached.upsert(wordedCatalog, changes);
+    await uncached.remove(wordedCatalog, [removed]);
+    for (const e of changes) worded.set(e.productId, e);
+    worded.delete(removed);
+    expectCurrent(await askWorded(cached));
+    expectCurrent(await askWorded(uncached));
+  });
+});

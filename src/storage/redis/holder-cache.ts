@@ -4,7 +4,8 @@
 // (VEMB, VGETATTR, HGET per holder) and half here (parsing 400 KB). Every index write gives the
 // product a new stamp, kept with its words (lexical-script.ts), so a query reads only the holders'
 // stamps and fetches just those this process has not seen under that stamp: what is scored is what
-// the index holds now, whichever process wrote it.
+// the index holds now, whichever process wrote it. A selective filter's candidates (the query
+// script's mode 2) are named by their stamps too, and kept here alike.
 import type { JsonObject } from "../../catalogs/index.js";
 
 export interface CachedHolder {

@@ -160,27 +160,45 @@ return reply
 `;
 
 // The holders a query found but this process has not read under their current stamps
-// (holder-cache.ts), read whole: stamp, element, attributes and words.
+// (holder-cache.ts), read whole: stamp, element, attributes and words; also a filter's candidates
+// (query-script.ts mode 2), which hold no word of the query, so need no particular build.
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix; ARGV: the build the query
-// used, then product ids
+// used ("" for the current one), then product ids
 // Reply: {"vocabulary"} when the catalog's build has changed since (the caller asks again), else
 //        {"ok", (id, stamp or "", FP32 element blob, attrs, words) per product still holding words}
 export const HOLDERS_SCRIPT = `
-if redis.call('HGET', KEYS[2], 'lex') ~= ARGV[1] then return {'vocabulary'} end
-local base = KEYS[3] .. ARGV[1] .. ':'
+local meta = redis.call('HMGET', KEYS[2], 'lex', 'facets')
+local build = ARGV[1]
+if build == '' then build = meta[1] end
+if not build or meta[1] ~= build then return {'vocabulary'} end
+local base = KEYS[3] .. build .. ':'
+-- A build with field postings keeps a copy of every element and its attributes in two hashes: a
+-- few hundred per HMGET instead of a VEMB (9-14 us) and a VGETATTR (5 us) each.
+local copies = meta[2] == build
 local reply = {'ok'}
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  local doc = redis.call('HGET', base .. 'docs', id)
-  local e = doc and redis.call('VEMB', KEYS[1], id, 'RAW')
-  if e then
-    local stamp, words = string.match(doc, '^#(%S+) (.*)$')
-    if not stamp then stamp, words = '', doc end
-    reply[#reply + 1] = id
-    reply[#reply + 1] = stamp
-    reply[#reply + 1] = e[2]
-    reply[#reply + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
-    reply[#reply + 1] = words
+for from = 2, #ARGV, 500 do
+  local ids = {unpack(ARGV, from, math.min(#ARGV, from + 499))}
+  local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
+  local vecs = copies and redis.call('HMGET', base .. 'vec', unpack(ids))
+  local attrs = copies and redis.call('HMGET', base .. 'attr', unpack(ids))
+  for k, id in ipairs(ids) do
+    local doc, e, a = docs[k], nil, nil
+    if doc and copies then
+      e, a = vecs[k], attrs[k]
+    elseif doc then
+      e = redis.call('VEMB', KEYS[1], id, 'RAW')
+      e = e and e[2]
+      a = e and redis.call('VGETATTR', KEYS[1], id)
+    end
+    if e then
+      local stamp, words = string.match(doc, '^#(%S+) (.*)$')
+      if not stamp then stamp, words = '', doc end
+      reply[#reply + 1] = id
+      reply[#reply + 1] = stamp
+      reply[#reply + 1] = e
+      reply[#reply + 1] = a or ''
+      reply[#reply + 1] = words
+    end
   end
 end
 return reply

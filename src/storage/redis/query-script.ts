@@ -9,8 +9,8 @@ export const COMMON_WORD_NEAREST = 5;
 //
 // How the nearest elements are found (README: "Filtered search"):
 // - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements: those elements,
-//   every one that can pass the filters, are returned with their raw vectors for the caller to
-//   score exactly (no VSIM);
+//   every one that can pass the filters, are returned with their stamps for the caller to score
+//   exactly from its holder cache, reading only what it lacks (no VSIM);
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
@@ -27,8 +27,9 @@ export const COMMON_WORD_NEAREST = 5;
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
-//         the expected version), (id, score or FP32 element blob in mode 2, attrs or '!' when the
-//         postings say it fails the filters) per hit,
+//         the expected version), (id, score, attrs or '!' when the postings say it fails the
+//         filters) per hit; in mode 2 (id, "", "#<stamp>") or, for a candidate with no stamp,
+//         (id, FP32 element blob, attrs),
 //         then with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
@@ -138,20 +139,31 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
         end
       end
     end
-    -- Their elements and attributes as the postings' build stored them, a few hundred per HMGET.
+    -- Each candidate's stamp ('#' and its doc's, holder-cache.ts), a few hundred per HMGET: the
+    -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
+    -- candidate without words has no doc, so no stamp: its element and attributes come here.
     local dbase = KEYS[3] .. meta[3] .. ':'
+    local function candidate(id, element, attrs)
+      members[id] = true
+      passed[id] = true
+      reply[#reply + 1] = id
+      reply[#reply + 1] = element
+      reply[#reply + 1] = attrs
+      reply[4] = reply[4] + 1
+    end
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
-      local vecs = redis.call('HMGET', dbase .. 'vec', unpack(chunk))
-      local attrs = redis.call('HMGET', dbase .. 'attr', unpack(chunk))
+      local docs = redis.call('HMGET', dbase .. 'docs', unpack(chunk))
+      local bare = {}
       for k, id in ipairs(chunk) do
-        if vecs[k] then
-          members[id] = true
-          passed[id] = true
-          reply[#reply + 1] = id
-          reply[#reply + 1] = vecs[k]
-          reply[#reply + 1] = attrs[k] or ''
-          reply[4] = reply[4] + 1
+        local stamp = docs[k] and string.match(docs[k], '^#(%S+)')
+        if stamp then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
+      end
+      if #bare > 0 then
+        local vecs = redis.call('HMGET', dbase .. 'vec', unpack(bare))
+        local attrs = redis.call('HMGET', dbase .. 'attr', unpack(bare))
+        for k, id in ipairs(bare) do
+          if vecs[k] then candidate(id, vecs[k], attrs[k] or '') end
         end
       end
     end

@@ -9,7 +9,7 @@ import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import { holderOrder } from "../../search/index.js";
-import type { IndexAnswer, IndexEntry, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
+import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { HolderCache } from "./holder-cache.js";
@@ -125,17 +125,36 @@ export class SlotIndex {
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
     if (kind === "vocabulary") return { kind: "vocabulary" };
     const mode = Number(reply[2]);
-    const hits = [];
-    let i = 5;
+    const hits: IndexHit[] = [];
+    // Mode 2: candidates named with their stamps, scored from the holder cache; those it lacks
+    // (or without a stamp) are read, scored here too.
+    const stamped: { productId: string; stamp: string }[] = [];
     const queryLength = Math.hypot(...query.vector);
+    const scored = (productId: string, element: Float32Array, attributes: JsonObject) => ({ productId, cosine: dot(element.subarray(0, query.vector.length), query.vector) / queryLength, attributes });
+    let i = 5;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
-      // Mode 2: the postings' candidates with their stored unit vectors, scored here.
-      const cosine = mode === 2 ? dot(elementOf(reply[i + 1] as Buffer).subarray(0, query.vector.length), query.vector) / queryLength : 2 * Number(String(reply[i + 1])) - 1;
+      const productId = String(reply[i]);
       const attributes = String(reply[i + 2]);
-      hits.push(attributes === "!" ? { productId: String(reply[i]), cosine, attributes: {}, failsFilters: true } : { productId: String(reply[i]), cosine, attributes: attributesOf(attributes) });
+      if (mode === 2 && attributes.startsWith("#")) stamped.push({ productId, stamp: attributes.slice(1) });
+      else if (mode === 2) hits.push(scored(productId, elementOf(reply[i + 1] as Buffer), attributesOf(attributes)));
+      else {
+        const cosine = 2 * Number(String(reply[i + 1])) - 1;
+        hits.push(attributes === "!" ? { productId, cosine, attributes: {}, failsFilters: true } : { productId, cosine, attributes: attributesOf(attributes) });
+      }
     }
+    const read = new Map<string, CachedHolder>();
+    // Taken before the read, whose entries may push these out of the cache.
+    const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
+    const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
+    // Any build: a candidate holds no word of the query, or is read again as a holder below.
+    if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return { kind: "vocabulary" };
+    stamped.forEach((c, k) => {
+      // Gone since the query (removed): not a hit. Read anew: as it is now, whatever its stamp.
+      const holder = cached[k] ?? read.get(c.productId);
+      if (holder) hits.push(scored(c.productId, holder.element, holder.attributes));
+    });
     if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
-    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
+    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1]), read) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
     return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
@@ -143,9 +162,9 @@ export class SlotIndex {
 
   /**
    * The holders of the query's words ("<id> <stamp>" lines) with their dot products: from this
-   * process's cache where the stamp matches, the rest read in one more call.
+   * process's cache where the stamp matches (or `read` for this query), the rest read in one more call.
    */
-  private async scoredHolders(tag: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string): Promise<LexicalHit[] | "vocabulary"> {
+  private async scoredHolders(tag: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string, read: Map<string, CachedHolder>): Promise<LexicalHit[] | "vocabulary"> {
     const scored: LexicalHit[] = [];
     const missing: string[] = [];
     const score = (productId: string, holder: CachedHolder) =>
@@ -153,18 +172,21 @@ export class SlotIndex {
     for (const line of lines === "" ? [] : lines.split("\n")) {
       const space = line.indexOf(" ");
       const productId = line.slice(0, space);
-      const holder = this.holders.get(tag, productId, line.slice(space + 1));
+      const stamp = line.slice(space + 1);
+      const holder = this.holders.get(tag, productId, stamp) ?? (read.get(productId)?.stamp === stamp ? read.get(productId) : undefined);
       if (holder) score(productId, holder);
       else missing.push(productId);
     }
     if (missing.length === 0) return scored;
-    const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(
-      this.vectorsKey(tag),
-      this.metaKey(tag),
-      this.lexicalPrefix(tag),
-      lexical.vocabulary.build,
-      ...missing,
-    )) as Buffer[];
+    const fresh = new Map<string, CachedHolder>();
+    if ((await this.readHolders(tag, lexical.vocabulary.build, missing, fresh)) === "vocabulary") return "vocabulary";
+    for (const [productId, holder] of fresh) score(productId, holder);
+    return scored;
+  }
+
+  /** Reads products whole (HOLDERS_SCRIPT) into `into` and the cache; "" for the tag's current build. */
+  private async readHolders(tag: string, build: string, productIds: readonly string[], into: Map<string, CachedHolder>): Promise<"vocabulary" | undefined> {
+    const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(this.vectorsKey(tag), this.metaKey(tag), this.lexicalPrefix(tag), build, ...productIds)) as Buffer[];
     if (String(reply[0]) === "vocabulary") return "vocabulary";
     for (let i = 1; i < reply.length; i += 5) {
       const productId = String(reply[i]);
@@ -175,9 +197,9 @@ export class SlotIndex {
         words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
       };
       this.holders.set(tag, productId, holder);
-      score(productId, holder);
+      into.set(productId, holder);
     }
-    return scored;
+    return undefined;
   }
 
   async vocabulary(tag: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {
