@@ -27,7 +27,7 @@ export class HolderCache {
   private oldest = 0;
   private count = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(readonly capacity: number) {}
 
   get size(): number {
     return this.count;

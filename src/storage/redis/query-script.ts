@@ -21,7 +21,8 @@ export const COMMON_WORD_NEAREST = 5;
 //       none), filter-ef, servable prefix (a build whose version
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
-//       then holders and hits failing the filters are left out or marked),
+//       then holders and hits failing the filters are left out or marked), 1 to name the
+//       candidates by their stamps (the caller keeps a holder cache) or 0 to return them whole,
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
@@ -40,7 +41,7 @@ local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0
 if version == ARGV[1] then current = 1 end
-local groups, at = {}, 12
+local groups, at = {}, 13
 for g = 1, tonumber(ARGV[10]) do
   local n = tonumber(ARGV[at])
   local group = {}
@@ -141,7 +142,8 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     end
     -- Each candidate's stamp ('#' and its doc's, holder-cache.ts), a few hundred per HMGET: the
     -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
-    -- candidate without words has no doc, so no stamp: its element and attributes come here.
+    -- candidate without words has no doc, so no stamp: its element and attributes come here, as
+    -- every candidate's do for a caller without a cache (reading twice would cost more).
     local dbase = KEYS[3] .. meta[3] .. ':'
     local function candidate(id, element, attrs)
       members[id] = true
@@ -153,11 +155,11 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     end
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
-      local docs = redis.call('HMGET', dbase .. 'docs', unpack(chunk))
+      local docs = ARGV[12] == '1' and redis.call('HMGET', dbase .. 'docs', unpack(chunk)) or {}
       local bare = {}
       for k, id in ipairs(chunk) do
         local stamp = docs[k] and string.match(docs[k], '^#(%S+)')
-        if stamp then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
+        if stamp and ARGV[12] == '1' then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
       end
       if #bare > 0 then
         local vecs = redis.call('HMGET', dbase .. 'vec', unpack(bare))

@@ -108,6 +108,7 @@ export class SlotIndex {
       String(groups.length),
       // Every filter is eq/in: the postings' estimate holds for all of them.
       String(groups.length === query.filters.length ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
+      this.holders.capacity > 0 ? "1" : "0",
       ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
         ? [
