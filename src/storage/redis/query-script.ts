@@ -145,6 +145,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- candidate without words has no doc, so no stamp: its element and attributes come here, as
     -- every candidate's do for a caller without a cache (reading twice would cost more).
     local dbase = KEYS[3] .. meta[3] .. ':'
+    local stamps = ARGV[12] == '1'
     local function candidate(id, element, attrs)
       members[id] = true
       passed[id] = true
@@ -155,11 +156,11 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     end
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
-      local docs = ARGV[12] == '1' and redis.call('HMGET', dbase .. 'docs', unpack(chunk)) or {}
+      local docs = stamps and redis.call('HMGET', dbase .. 'docs', unpack(chunk)) or {}
       local bare = {}
       for k, id in ipairs(chunk) do
         local stamp = docs[k] and string.match(docs[k], '^#(%S+)')
-        if stamp and ARGV[12] == '1' then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
+        if stamp then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
       end
       if #bare > 0 then
         local vecs = redis.call('HMGET', dbase .. 'vec', unpack(bare))

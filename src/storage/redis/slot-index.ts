@@ -131,7 +131,8 @@ export class SlotIndex {
     // (or without a stamp) are read, scored here too.
     const stamped: { productId: string; stamp: string }[] = [];
     const queryLength = Math.hypot(...query.vector);
-    const scored = (productId: string, element: Float32Array, attributes: JsonObject) => ({ productId, cosine: dot(element.subarray(0, query.vector.length), query.vector) / queryLength, attributes });
+    // Over the query's length: the element's trailing dims are not scored.
+    const scored = (productId: string, element: Float32Array, attributes: JsonObject) => ({ productId, cosine: dot(query.vector, element) / queryLength, attributes });
     let i = 5;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       const productId = String(reply[i]);
@@ -174,7 +175,8 @@ export class SlotIndex {
       const space = line.indexOf(" ");
       const productId = line.slice(0, space);
       const stamp = line.slice(space + 1);
-      const holder = this.holders.get(tag, productId, stamp) ?? (read.get(productId)?.stamp === stamp ? read.get(productId) : undefined);
+      const justRead = read.get(productId);
+      const holder = this.holders.get(tag, productId, stamp) ?? (justRead?.stamp === stamp ? justRead : undefined);
       if (holder) score(productId, holder);
       else missing.push(productId);
     }
