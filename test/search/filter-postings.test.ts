@@ -319,16 +319,16 @@ describe("candidates holding words, through the holder cache", () => {
     await index?.drop(wordedCatalog);
   });
 
-  async function askWorded(through: RedisVectorIndex): Promise<IndexHit[]> {
-    const answer = await through.query(wordedCatalog, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+  async function askWorded(through: RedisVectorIndex, asked = filters): Promise<IndexHit[]> {
+    const answer = await through.query(wordedCatalog, { vector: query, count: 20, filters: asked, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
     if (answer.kind !== "ok") throw new Error(answer.kind);
     expect(answer.complete).toBe(true);
     return answer.hits;
   }
 
   /** The hits are the products now passing the filters, scored and described as last written. */
-  function expectCurrent(hits: IndexHit[]): void {
-    const now = [...worded.values()].filter((e) => matchesFilters(filters, e.attributes));
+  function expectCurrent(hits: IndexHit[], asked = filters): void {
+    const now = [...worded.values()].filter((e) => matchesFilters(asked, e.attributes));
     expect(now.filter((e) => e.words.length > 0).length).toBeGreaterThan(5);
     expect(now.filter((e) => e.words.length === 0).length).toBeGreaterThan(5);
     expect(hits.map((h) => h.productId).sort()).toEqual(now.map((e) => e.productId).sort());
@@ -358,6 +358,15 @@ describe("candidates holding words, through the holder cache", () => {
     const read = await askWorded(uncached);
     expect(read.find((h) => h.productId === victim)!.cosine).not.toBeCloseTo(first.find((h) => h.productId === victim)!.cosine, 3);
     await index.upsert(wordedCatalog, [worded.get(victim)!]);
+  });
+
+  it("reads and then scores from the cache candidates past the scripts' 500 a call", async () => {
+    // 2,800 candidates (two broad eq filters), about 1,870 of them with stamps: several chunks of
+    // stamps in the query script, then of reads in the holders script, then all from the cache.
+    const broad = [F("visible", "eq", true), F("market", "eq", "eu")];
+    const fresh = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    expectCurrent(await askWorded(fresh, broad), broad);
+    expectCurrent(await askWorded(fresh, broad), broad);
   });
 
   it("loses no candidate when the cache holds fewer than the filter has", async () => {
