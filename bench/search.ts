@@ -7,8 +7,8 @@
 //                           [--parts 1]
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
-// shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog and two eq
-// filters together (1%), over REST and as raw VSIM ... FILTER (the pushed-down expression the service
+// shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
+// filters together (1%) and a 1% filter asking each of its 100 values in turn, over REST and as raw VSIM ... FILTER (the pushed-down expression the service
 // builds) at the same EF, at 1 and 8 clients, with recall@10 against the exact filtered answer (raw
 // VSIM by vector; REST by the service's documented score, lexical term included, as unfiltered).
 //
@@ -117,9 +117,9 @@ interface Task {
   queries: string[];
   /** raw mode: FP32 query blobs, index-aligned with queries. */
   blobs: Uint8Array[];
-  /** REST: the request's filters; raw: their pushed-down FILTER expression. */
-  filters?: unknown[];
-  filterExpr?: string;
+  /** REST: the request's filters; raw: their pushed-down FILTER expression. Query q takes entry q % length. */
+  filters?: unknown[][];
+  filterExprs?: string[];
 }
 
 interface TaskResult {
@@ -253,7 +253,7 @@ async function workerMain(): Promise<void> {
       if (task.mode === "raw") {
         const reply = await vsimMerged(conns[client]!, target.vectorsKeys, blobs[q]!, [
           "COUNT", String(TOP_K), "EF", String(task.ef),
-          ...(task.filterExpr ? ["FILTER", task.filterExpr, "FILTER-EF", String(TOP_K * 100)] : []),
+          ...(task.filterExprs ? ["FILTER", task.filterExprs[q % task.filterExprs.length]!, "FILTER-EF", String(TOP_K * 100)] : []),
         ]);
         const ids: string[] = [];
         for (let k = 0; k < reply.length; k += 2) ids.push(String(reply[k]));
@@ -274,7 +274,7 @@ async function workerMain(): Promise<void> {
         return res.results.map((r) => r.productId);
       }
       if (task.mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
-      return restSearch(task.queries[q]!, task.filters);
+      return restSearch(task.queries[q]!, task.filters?.[q % task.filters.length]);
     };
     let errors = 0;
     let firstError: string | undefined;
@@ -542,7 +542,7 @@ function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, 
 }
 
 /** Exact top-k by dot product (elements are unit length, so this is the cosine order). */
-function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number, keep?: readonly boolean[]): { ids: string[]; dots: number[] } {
+function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number, keep?: FilterMask): { ids: string[]; dots: number[] } {
   const { elements, dims, n } = catalog;
   const best: number[] = [];
   const bestDot: number[] = [];
@@ -1074,23 +1074,32 @@ interface BenchQueries {
    * product, scores below 0 dropped as similarity_threshold 0 does): what the service is measured by.
    */
   scoreTruth: string[][];
-  /** With --filters: scoreTruth among the products passing each of FILTER_CASES, in its order. */
+  /** With --filters: scoreTruth among the products passing each of FILTER_CASES (query q: its filter set q % sets), in its order. */
   filteredScoreTruth: string[][][] | undefined;
 }
 
 type EqFilter = { field: string; operator: "eq"; value: string };
 const eq = (field: string, value: string): EqFilter => ({ field, operator: "eq", value });
-/** --filters: eq filters on the synthetic fields, by the share of the catalog they pass. */
-const FILTER_CASES: readonly [string, EqFilter[]][] = [
-  ["10% (section)", [eq("section", "s3")]],
-  ["1% (shop)", [eq("shop", "h42")]],
-  ["0.1% (line)", [eq("line", "l777")]],
-  ["1% (section and finish)", [eq("section", "s3"), eq("finish", "f5")]],
+/**
+ * --filters: eq filters on the synthetic fields, by the share of the catalog they pass. Query q asks
+ * the case's filter set q % sets: one set asks the same value throughout (a storefront's page asked
+ * again: its candidates stay in the service's holder cache); the rotating case asks each of a
+ * field's values in turn (more candidates than the cache holds: each read afresh).
+ */
+const FILTER_CASES: readonly [string, EqFilter[][]][] = [
+  ["10% (section)", [[eq("section", "s3")]]],
+  ["1% (shop)", [[eq("shop", "h42")]]],
+  ["1% (shop, its 100 values in turn)", Array.from({ length: 100 }, (_, v) => [eq("shop", `h${v}`)])],
+  ["0.1% (line)", [[eq("line", "l777")]]],
+  ["1% (section and finish)", [[eq("section", "s3"), eq("finish", "f5")]]],
 ];
 
+/** 1 where the product passes (bytes: a rotating case keeps 100 masks of the catalog). */
+type FilterMask = Uint8Array;
+
 /** Which of the catalog's products pass the filters, by the service's own rule. */
-function filterMask(catalog: Catalog, filters: readonly EqFilter[]): boolean[] {
-  return catalog.metadata.map((m, i) => matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }));
+function filterMask(catalog: Catalog, filters: readonly EqFilter[]): FilterMask {
+  return Uint8Array.from(catalog.metadata, (m, i) => (matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }) ? 1 : 0));
 }
 
 /** 3: the same query vectors the service builds from the texts, and their exact answers. */
@@ -1122,7 +1131,7 @@ async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text
     truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
   }
   const scoreStarted = performance.now();
-  const masks = filters ? FILTER_CASES.map(([, f]) => filterMask(loaded.catalog, f)) : [];
+  const masks = filters ? FILTER_CASES.map(([, sets]) => sets.map((f) => filterMask(loaded.catalog, f))) : [];
   const truths = config.search.lexical ? documentedScoreTruth(loaded.catalog, queries, vectors, text, boosts, [undefined, ...masks]) : undefined;
   const scoreTruth = truths ? truths[0]! : truth;
   const filteredScoreTruth = truths && filters ? truths.slice(1) : undefined;
@@ -1146,7 +1155,8 @@ function documentedScoreTruth(
   vectors: readonly Float32Array[],
   text: OpenedSentenceEncoder,
   boosts: Boosts,
-  masks: readonly (readonly boolean[] | undefined)[],
+  /** Per answer set: none (unfiltered) or masks, query k taking mask k % masks. */
+  masks: readonly (readonly FilterMask[] | undefined)[],
 ): string[][][] {
   const { n, dims, elements } = catalog;
   const productWords = catalog.descriptors.map((d) => lexicalWords(d));
@@ -1185,7 +1195,8 @@ function documentedScoreTruth(
       const similarity = lexicalSimilarity(expanded, productWords[i]!);
       scores[i] = scoreFromDots({ visual, text: textDot }, catalog.ranks[i]!, { visualWeight: VISUAL_WEIGHT, boosts }, similarity);
     }
-    masks.forEach((keep, m) => {
+    masks.forEach((sets, m) => {
+      const keep = sets?.[k % sets.length];
       // The top K (ids ascend with the index, so an earlier product wins a tie).
       const best: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -1348,21 +1359,22 @@ async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: Wire
   const { run, task, cpuNote } = runner;
   const filtered: FilteredOutcome[] = [];
   for (const [caseIndex, [label, filters]] of FILTER_CASES.entries()) {
-    const keep = filterMask(catalog, filters);
-    const truthF = q.vectors.map((v) => {
-      const e = bruteForceTopK(catalog, v, TOP_K, keep);
+    const keeps = filters.map((f) => filterMask(catalog, f));
+    const truthF = q.vectors.map((v, k) => {
+      const e = bruteForceTopK(catalog, v, TOP_K, keeps[k % keeps.length]);
       return e.ids.filter((_, k) => e.dots[k]! >= 0);
     });
     // The service answers by its documented score (lexical term included), as unfiltered.
     const scoreTruthF = q.filteredScoreTruth?.[caseIndex] ?? truthF;
-    const filterExpr = redisFilterExpression(filters)!;
-    const r1 = await run({ ...task("raw", 1), filterExpr }, `raw VSIM FILTER ${label} c=1`);
-    const r8 = await run({ ...task("raw", c), filterExpr }, `raw VSIM FILTER ${label} c=${c}`);
+    const filterExprs = filters.map((f) => redisFilterExpression(f)!);
+    const r1 = await run({ ...task("raw", 1), filterExprs }, `raw VSIM FILTER ${label} c=1`);
+    const r8 = await run({ ...task("raw", c), filterExprs }, `raw VSIM FILTER ${label} c=${c}`);
     const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
     const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
     const outcome = {
       label,
-      matching: keep.filter(Boolean).length,
+      // A rotating case: the mean over its values.
+      matching: Math.round(keeps.reduce((n, keep) => n + keep.reduce((a, b) => a + b, 0), 0) / keeps.length),
       recallRaw: recallAt(r1.results, truthF),
       recallRest: recallAt(s1.results, scoreTruthF),
       recallRestByVector: recallAt(s1.results, truthF),

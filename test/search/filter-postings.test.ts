@@ -1,7 +1,7 @@
 // The field postings beside a vector set (src/storage/redis/facets.ts) and the query script's
 // candidate path, on the run's real Redis (one server, or the cluster in the "cluster" project):
-// when the eq/in filters' postings hold few products, the index answers with exactly the products
-// passing those filters (complete), scored exactly; the postings follow upserts and removals;
+// when the eq/in filters' postings hold few products, the index scores exactly every product holding
+// them and answers with the best `count` of those passing every filter (complete when that is all); the postings follow upserts and removals;
 // larger sets, and builds from before postings, take the VSIM path. Expected sets come from
 // matchesFilters over the attributes written, expected cosines from a dot product here.
 import { randomBytes } from "node:crypto";
@@ -47,6 +47,9 @@ const query = randomUnit(random, DIM);
 async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
   for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
 }
+
+/** More than any filter here passes: the index answers with every candidate. */
+const ALL = 2 * N;
 
 function ask(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
   return index.query(catalogId, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
@@ -106,18 +109,35 @@ describe("field postings", () => {
     ["two groups (intersection)", [F("section", "eq", "s3"), F("shop", "in", ["h21", "h91", "h1"])]],
     ["two broad eq filters whose intersection is below the limit", [F("visible", "eq", true), F("market", "eq", "eu")]],
     ["three eq filters", [F("rank", "eq", "NO_BOOST"), F("section", "eq", "s3"), F("inStock", "eq", false)]],
-    ["eq and a range (the range is left to the post-filter)", [F("section", "eq", "s1"), { field: "price", operator: "lt", value: 20 }]],
+    ["eq and a range (the range checked on the candidates)", [F("section", "eq", "s1"), { field: "price", operator: "lt", value: 20 }]],
     ["nothing matches", [F("section", "eq", "s99")]],
-  ])("%s: the candidates are the eq/in matches, scored exactly", async (_name, filters) => {
-    const answer = await ask(filters);
+  ])("%s: the candidates are the matches, scored exactly", async (_name, filters) => {
+    const answer = await ask(filters, ALL);
     if (answer.kind !== "ok") throw new Error(answer.kind);
     expect(answer.complete).toBe(true);
-    const eqIn = filters.filter((f) => f.operator === "eq" || f.operator === "in");
-    expect(answer.hits.map((h) => h.productId).sort()).toEqual(passing(eqIn));
+    expect(answer.hits.map((h) => h.productId).sort()).toEqual(passing(filters));
     for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
     const cosines = answer.hits.map((h) => h.cosine);
     expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
     for (const h of answer.hits) expect(h.attributes).toEqual(byId.get(h.productId)!.attributes);
+  });
+
+  it.each<[string, MetadataFilter[]]>([
+    ["eq, 400 pass", [F("section", "eq", "s3")]],
+    ["two broad eq filters, 2,800 pass", [F("visible", "eq", true), F("market", "eq", "eu")]],
+    ["eq and a range", [F("section", "eq", "s1"), { field: "price", operator: "lt", value: 20 }]],
+    ["eq, 40 pass, fewer than asked", [F("shop", "eq", "h7")]],
+  ])("%s: answers with the best count candidates passing every filter, exactly", async (_name, filters) => {
+    for (const count of [1, 20, 60]) {
+      const answer = await ask(filters, count);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      const best = passing(filters).sort((a, b) => cosine(b) - cosine(a));
+      expect(answer.exact).toBe(true);
+      // Complete only when that is every candidate that passes: the caller then knows nothing else can.
+      expect(answer.complete).toBe(best.length <= count);
+      expect(answer.hits.map((h) => h.productId)).toEqual(best.slice(0, count));
+      for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+    }
   });
 
   it("takes the VSIM path when the postings hold more than the candidate limit", async () => {
@@ -150,7 +170,7 @@ describe("field postings", () => {
     byId.delete("p33");
     byId.delete("p43");
     for (const filters of [[F("section", "eq", "s3")], [F("section", "eq", "s-moved")], [F("tags", "eq", "fresh")], [F("tags", "eq", "t3")]]) {
-      const answer = await ask(filters);
+      const answer = await ask(filters, ALL);
       if (answer.kind !== "ok") throw new Error(answer.kind);
       expect(answer.complete).toBe(true);
       expect(answer.hits.map((h) => h.productId).sort(), JSON.stringify(filters)).toEqual(passing(filters));
@@ -166,7 +186,7 @@ describe("field postings", () => {
     } finally {
       await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
     }
-    const again = await ask([F("shop", "eq", "h42")]);
+    const again = await ask([F("shop", "eq", "h42")], ALL);
     expect(again.kind === "ok" && again.complete).toBe(true);
   });
 
@@ -200,17 +220,29 @@ describe("a catalog split into parts", () => {
     await index?.drop(splitCatalog);
   });
 
-  const askSplit = (filters: MetadataFilter[]) =>
-    index.query(splitCatalog, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+  const askSplit = (filters: MetadataFilter[], count = 20) =>
+    index.query(splitCatalog, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
 
   it("answers a selective filter with every passing product of every part, scored exactly", async () => {
     const filters = [F("section", "eq", "s3")];
-    const answer = await askSplit(filters);
+    const answer = await askSplit(filters, ALL);
     if (answer.kind !== "ok") throw new Error(answer.kind);
     expect(answer.complete).toBe(true);
     expect(answer.size).toBe(byId.size);
     expect(answer.hits.map((h) => h.productId).sort()).toEqual(passing(filters));
     for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+  });
+
+  it("merges each part's best count candidates into the catalog's best, exactly", async () => {
+    const filters = [F("section", "eq", "s3")];
+    const answer = await askSplit(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.complete).toBeFalsy();
+    expect(answer.exact).toBe(true);
+    // Each part gave its best 20 of about 200; the merge keeps those above the higher part's 20th.
+    const best = passing(filters).sort((a, b) => cosine(b) - cosine(a));
+    expect(answer.hits.length).toBeGreaterThanOrEqual(20);
+    expect(answer.hits.map((h) => h.productId)).toEqual(best.slice(0, answer.hits.length));
   });
 
   it("keeps what every part's post-filtered HNSW gave above the highest part's last hit, not only count", async () => {
@@ -246,11 +278,11 @@ describe("a common word with eq filters", () => {
   });
 
   /** The index asked for 20 elements near `query` that pass the filters, "shirt" matched lexically. */
-  async function askCommon(filters: MetadataFilter[]): Promise<IndexAnswer> {
+  async function askCommon(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
     const vocabulary = await index.vocabulary(commonCatalog, undefined);
     return index.query(commonCatalog, {
       vector: query,
-      count: 20,
+      count,
       filters,
       exactUpTo: 0,
       expectedVersion: VERSION,
@@ -289,9 +321,10 @@ describe("a common word with eq filters", () => {
     const filters = [F("shop", "eq", "h7")];
     const answer = await askCommon(filters);
     if (answer.kind !== "ok") throw new Error(answer.kind);
-    expect(answer.complete).toBe(true);
+    // 40 candidates, 20 asked: the best 20 are hits, and all 40 are listed as holders.
+    expect(answer.complete).toBeFalsy();
     const candidates = passing(filters);
-    expect(answer.hits.map((h) => h.productId).sort()).toEqual(candidates);
+    expect(answer.hits.map((h) => h.productId)).toEqual([...candidates].sort((a, b) => cosine(b) - cosine(a)).slice(0, 20));
     const holders = new Map(answer.lexical.map((h) => [h.productId, h]));
     for (const id of candidates) expect(holders.get(id)?.words).toContain("shirt");
     // The candidates are every product that passes: no other holder is listed.
@@ -320,7 +353,7 @@ describe("candidates holding words, through the holder cache", () => {
   });
 
   async function askWorded(through: RedisVectorIndex, asked = filters): Promise<IndexHit[]> {
-    const answer = await through.query(wordedCatalog, { vector: query, count: 20, filters: asked, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    const answer = await through.query(wordedCatalog, { vector: query, count: ALL, filters: asked, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
     if (answer.kind !== "ok") throw new Error(answer.kind);
     expect(answer.complete).toBe(true);
     return answer.hits;

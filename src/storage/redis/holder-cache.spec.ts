@@ -45,6 +45,19 @@ describe("HolderCache", () => {
     expect(cache.get("z", "sku-1", "z1")).toBeDefined();
   });
 
+  it("drops in order of setting however many times entries were set again, and keeps its queue of them bounded", () => {
+    const cache = new HolderCache(3);
+    for (let i = 0; i < 20_000; i++) cache.set("c", `sku-${i % 2}`, holder(`s${i}`));
+    expect(cache.size).toBe(2);
+    // sku-0 was set last at 19,998, sku-1 at 19,999: sku-0 goes first.
+    cache.set("c", "sku-2", holder("t2"));
+    cache.set("c", "sku-3", holder("t3"));
+    expect(cache.get("c", "sku-0", "s19998")).toBeUndefined();
+    expect(cache.get("c", "sku-1", "s19999")).toBeDefined();
+    expect(cache.size).toBe(3);
+    expect((cache as unknown as { queue: unknown[] }).queue.length).toBeLessThan(2 * 3 + 4096 + 2);
+  });
+
   it("keeps nothing with capacity 0 or without a stamp (builds written before stamps)", () => {
     const none = new HolderCache(0);
     none.set("c", "sku-1", holder("a1"));

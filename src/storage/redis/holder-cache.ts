@@ -21,10 +21,14 @@ export interface CachedHolder {
 /** Holders by catalog and product, the oldest entry dropped first once `capacity` are kept. */
 export class HolderCache {
   // One map per catalog: a query looks up hundreds of holders of one catalog.
-  private readonly catalogs = new Map<string, Map<string, CachedHolder>>();
-  /** Every entry's catalog, oldest first (a catalog once per entry it holds). */
-  private readonly order: string[] = [];
-  private oldest = 0;
+  private readonly catalogs = new Map<string, Map<string, { holder: CachedHolder; seq: number }>>();
+  // Every entry set, oldest first, as its catalog, product and sequence number: one set again since
+  // is newer there, which the number tells. Not the maps' own order: taking a Map's first key after
+  // dropping many walks past every key dropped since V8 last compacted it (27 us a set when a
+  // filter's candidates churned through a full cache, against 2.7 filling it).
+  private readonly queue: { catalogId: string; productId: string; seq: number }[] = [];
+  private head = 0;
+  private seq = 0;
   private count = 0;
 
   constructor(readonly capacity: number) {}
@@ -36,7 +40,7 @@ export class HolderCache {
   /** The holder as last read, if it was read under this stamp. */
   get(catalogId: string, productId: string, stamp: string): CachedHolder | undefined {
     if (stamp === "") return undefined;
-    const entry = this.catalogs.get(catalogId)?.get(productId);
+    const entry = this.catalogs.get(catalogId)?.get(productId)?.holder;
     return entry?.stamp === stamp ? entry : undefined;
   }
 
@@ -44,25 +48,40 @@ export class HolderCache {
     // Unstamped holders (an older build) cannot be told apart from their next version.
     if (this.capacity === 0 || holder.stamp === "") return;
     if (this.catalogs.get(catalogId)?.delete(productId)) this.count--;
-    else this.order.push(catalogId);
     while (this.count >= this.capacity) this.dropOldest();
     // Looked up after the drops: dropping a catalog's last entry drops its map.
     let products = this.catalogs.get(catalogId);
     if (!products) this.catalogs.set(catalogId, (products = new Map()));
-    products.set(productId, holder);
+    const seq = ++this.seq;
+    products.set(productId, { holder, seq });
+    this.queue.push({ catalogId, productId, seq });
     this.count++;
+    // Holders set again and again in a cache that never fills leave their old places behind.
+    if (this.queue.length - this.head > 2 * this.capacity + 4096) this.compact();
+  }
+
+  /** The queue's places still holding an entry, in order. */
+  private compact(): void {
+    const live = this.queue.slice(this.head).filter(({ catalogId, productId, seq }) => this.catalogs.get(catalogId)?.get(productId)?.seq === seq);
+    this.queue.length = 0;
+    this.queue.push(...live);
+    this.head = 0;
   }
 
   private dropOldest(): void {
-    // A catalog's map keeps insertion order, so its first entry is its oldest.
-    const catalogId = this.order[this.oldest++]!;
-    const products = this.catalogs.get(catalogId)!;
-    products.delete(products.keys().next().value!);
-    this.count--;
-    if (products.size === 0) this.catalogs.delete(catalogId);
-    if (this.oldest > 4096 && this.oldest * 2 > this.order.length) {
-      this.order.splice(0, this.oldest);
-      this.oldest = 0;
+    for (;;) {
+      const { catalogId, productId, seq } = this.queue[this.head++]!;
+      const products = this.catalogs.get(catalogId);
+      // Set again since (a newer place in the queue) or replaced: not this place's to drop.
+      if (products?.get(productId)?.seq !== seq) continue;
+      products.delete(productId);
+      this.count--;
+      if (products.size === 0) this.catalogs.delete(catalogId);
+      break;
+    }
+    if (this.head > 4096 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
     }
   }
 }

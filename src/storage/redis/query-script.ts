@@ -8,9 +8,10 @@ export const COMMON_WORD_NEAREST = 5;
 // (Redis 8.0 has no VSIM WITHATTRIBS), and score the holders of the queried words.
 //
 // How the nearest elements are found (README: "Filtered search"):
-// - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements: those elements,
-//   every one that can pass the filters, are returned with their stamps for the caller to score
-//   exactly from its holder cache, reading only what it lacks (no VSIM);
+// - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements, or at most
+//   ARGV[13] and plain HNSW (below) cannot be asked: those elements, every one that can pass the
+//   filters, are returned with their stamps for the caller to score exactly from its holder cache,
+//   reading only what it lacks (no VSIM);
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
@@ -23,14 +24,15 @@ export const COMMON_WORD_NEAREST = 5;
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
 //       candidates by their stamps (the caller keeps a holder cache) or 0 to return them whole,
+//       most candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]),
 //       then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
-//         the expected version), (id, score, attrs or '!' when the postings say it fails the
-//         filters) per hit; in mode 2 (id, "", "#<stamp>") or, for a candidate with no stamp,
-//         (id, FP32 element blob, attrs),
+//         the expected version), the mode-2 candidates named by stamp ("<id> <stamp>\n" lines, or
+//         ""), (id, score, attrs or '!' when the postings say it fails the filters) per hit; in
+//         mode 2 the candidates with no stamp, or all without a cache, as (id, FP32 element blob, attrs),
 //         then with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
@@ -41,7 +43,7 @@ local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0
 if version == ARGV[1] then current = 1 end
-local groups, at = {}, 13
+local groups, at = {}, 14
 for g = 1, tonumber(ARGV[10]) do
   local n = tonumber(ARGV[at])
   local group = {}
@@ -69,10 +71,12 @@ if base then
   end
 end
 local size = redis.call('VCARD', KEYS[1])
-local reply = {'ok', size, 1, 0, current}
+local reply = {'ok', size, 1, 0, current, ''}
 -- The elements answered as hits (VSIM's, or the postings' candidates, read from the same build's
 -- copy): the holders below need not ask VISMEMBER about them.
 local members = {}
+-- The candidates named by their stamps (mode 2), which are not among the reply's hits.
+local stamped = {}
 -- The hits known to pass the filters the postings decide (see judged below).
 local passed = {}
 local count = tonumber(ARGV[4])
@@ -109,21 +113,24 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- which is often far below the smallest filter's (two 10% filters: 1%).
   local single = #groups > 1
   for g = 1, #groups do single = single and #groups[g] == 1 end
-  if single and passing > tonumber(ARGV[9]) then
+  local fewest, most = tonumber(ARGV[9]), math.max(tonumber(ARGV[9]), tonumber(ARGV[13]))
+  if single and passing > fewest then
     local args = {'SINTERCARD', #groups}
     for g = 1, #groups do args[#args + 1] = fbase .. groups[g][1] end
     args[#args + 1] = 'LIMIT'
-    args[#args + 1] = tonumber(ARGV[9]) + 1
+    args[#args + 1] = most + 1
     local n = redis.call(unpack(args))
     -- n is exact up to the limit; past it, n only says "at least", which may exceed the estimate.
-    if n <= tonumber(ARGV[9]) then
+    if n <= most then
       passing = n
       estimate = n
     else
       estimate = math.max(estimate, n)
     end
   end
-  if size > 0 and count > 0 and passing <= tonumber(ARGV[9]) then
+  -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below).
+  local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
+  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly)) then
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
     local seen, ids = {}, {}
@@ -144,32 +151,48 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
     -- candidate without words has no doc, so no stamp: its element and attributes come here, as
     -- every candidate's do for a caller without a cache (reading twice would cost more).
+    -- The stamped ones go out as "<id> <stamp>" lines in one string (reply[6]): thousands of
+    -- candidates as three replies each cost more to build here and to parse there than the rest.
     local dbase = KEYS[3] .. meta[3] .. ':'
     local stamps = ARGV[12] == '1'
-    local function candidate(id, element, attrs)
-      members[id] = true
-      passed[id] = true
-      reply[#reply + 1] = id
-      reply[#reply + 1] = element
-      reply[#reply + 1] = attrs
-      reply[4] = reply[4] + 1
-    end
+    local lines = {}
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
       local docs = stamps and redis.call('HMGET', dbase .. 'docs', unpack(chunk)) or {}
       local bare = {}
       for k, id in ipairs(chunk) do
-        local stamp = docs[k] and string.match(docs[k], '^#(%S+)')
-        if stamp then candidate(id, '', '#' .. stamp) else bare[#bare + 1] = id end
+        local doc = docs[k]
+        -- A doc is "#<stamp> <words>" (lexical-script.ts).
+        local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
+        if space then
+          members[id] = true
+          passed[id] = true
+          stamped[#stamped + 1] = id
+          local n = #lines
+          lines[n + 1] = id
+          lines[n + 2] = ' '
+          lines[n + 3] = string.sub(doc, 2, space - 1)
+          lines[n + 4] = '\\n'
+        else
+          bare[#bare + 1] = id
+        end
       end
       if #bare > 0 then
         local vecs = redis.call('HMGET', dbase .. 'vec', unpack(bare))
         local attrs = redis.call('HMGET', dbase .. 'attr', unpack(bare))
         for k, id in ipairs(bare) do
-          if vecs[k] then candidate(id, vecs[k], attrs[k] or '') end
+          if vecs[k] then
+            members[id] = true
+            passed[id] = true
+            reply[#reply + 1] = id
+            reply[#reply + 1] = vecs[k]
+            reply[#reply + 1] = attrs[k] or ''
+            reply[4] = reply[4] + 1
+          end
         end
       end
     end
+    reply[6] = table.concat(lines)
     count = 0
   end
 end
@@ -300,7 +323,8 @@ if hashed and #common > 0 then
   end
   -- The nearest elements' words, a few hundred per HMGET: one call whatever the number of common words.
   local nearest = {}
-  for k = 6, #reply, 3 do nearest[#nearest + 1] = reply[k] end
+  for k = 7, #reply, 3 do nearest[#nearest + 1] = reply[k] end
+  for _, id in ipairs(stamped) do nearest[#nearest + 1] = id end
   for _, id in ipairs(beyond) do nearest[#nearest + 1] = id end
   for from = 1, #nearest, 500 do
     local ids = {unpack(nearest, from, math.min(#nearest, from + 499))}

@@ -8,9 +8,10 @@ import { randomBytes } from "node:crypto";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import type { JsonObject } from "../../catalogs/index.js";
-import { holderOrder } from "../../search/index.js";
+import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { BestHits, stampLines } from "./best-hits.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { HolderCache } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
@@ -41,6 +42,12 @@ const PIPELINE = 500;
  * elements exactly instead of HNSW (README: "Filtered search").
  */
 const EXACT_CANDIDATES = 3000;
+/**
+ * More candidates, up to this many, are still scored exactly when plain HNSW cannot be asked for
+ * enough elements (MAX_POSTFILTER_COUNT): the pushed-down filter they replace is slower and misses
+ * (a 1% filter at 1M).
+ */
+const EXACT_CANDIDATES_PAST_HNSW = 3000;
 /**
  * Most elements asked of plain HNSW (EF as large) for filters passed by many elements: beyond it
  * the filter is pushed down instead. 2,000 (a 1% filter at 1M) cost as much Redis CPU as the
@@ -109,6 +116,7 @@ export class SlotIndex {
       // Every filter is eq/in: the postings' estimate holds for all of them.
       String(groups.length === query.filters.length ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
       this.holders.capacity > 0 ? "1" : "0",
+      String(Math.floor(EXACT_CANDIDATES_PAST_HNSW * share)),
       ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
         ? [
@@ -126,40 +134,47 @@ export class SlotIndex {
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
     if (kind === "vocabulary") return { kind: "vocabulary" };
     const mode = Number(reply[2]);
-    const hits: IndexHit[] = [];
-    // Mode 2: candidates named with their stamps, scored from the holder cache; those it lacks
-    // (or without a stamp) are read, scored here too.
-    const stamped: { productId: string; stamp: string }[] = [];
+    let hits: IndexHit[] = [];
+    // Mode 2: candidates, scored here; those named by stamp from the holder cache, those it lacks
+    // read in one more call, those without a stamp (or all, without a cache) come whole.
+    const best = mode === 2 ? new BestHits(query.count) : undefined;
     const queryLength = Math.hypot(...query.vector);
-    // Over the query's length: the element's trailing dims are not scored.
-    const scored = (productId: string, element: Float32Array, attributes: JsonObject) => ({ productId, cosine: dot(query.vector, element) / queryLength, attributes });
-    let i = 5;
+    const score = (productId: string, element: Float32Array, attributes: JsonObject) => {
+      // Every candidate holds the eq/in filters' postings; other filters are checked here, so that
+      // only the best `count` passing ones go back (exact, as a scan's).
+      if (!matchesFilters(query.filters, attributes)) return;
+      // Over the query's length: the element's trailing dims are not scored.
+      best!.offer({ productId, cosine: dot(query.vector, element) / queryLength, attributes });
+    };
+    let i = 6;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       const productId = String(reply[i]);
       const attributes = String(reply[i + 2]);
-      if (mode === 2 && attributes.startsWith("#")) stamped.push({ productId, stamp: attributes.slice(1) });
-      else if (mode === 2) hits.push(scored(productId, elementOf(reply[i + 1] as Buffer), attributesOf(attributes)));
+      if (best) score(productId, elementOf(reply[i + 1] as Buffer), attributesOf(attributes));
       else {
         const cosine = 2 * Number(String(reply[i + 1])) - 1;
         hits.push(attributes === "!" ? { productId, cosine, attributes: {}, failsFilters: true } : { productId, cosine, attributes: attributesOf(attributes) });
       }
     }
     const read = new Map<string, CachedHolder>();
-    // Taken before the read, whose entries may push these out of the cache.
-    const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
-    const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
-    // Any build: a candidate holds no word of the query, or is read again as a holder below.
-    if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return { kind: "vocabulary" };
-    stamped.forEach((c, k) => {
-      // Gone since the query (removed): not a hit. Read anew: as it is now, whatever its stamp.
-      const holder = cached[k] ?? read.get(c.productId);
-      if (holder) hits.push(scored(c.productId, holder.element, holder.attributes));
-    });
-    if (mode === 2) hits.sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+    if (best) {
+      const stamped = stampLines(String(reply[5]));
+      // Taken before the read, whose entries may push these out of the cache.
+      const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
+      const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
+      // Any build: a candidate holds no word of the query, or is read again as a holder below.
+      if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return { kind: "vocabulary" };
+      stamped.forEach((c, k) => {
+        // Gone since the query (removed): not a hit. Read anew: as it is now, whatever its stamp.
+        const holder = cached[k] ?? read.get(c.productId);
+        if (holder) score(c.productId, holder.element, holder.attributes);
+      });
+      hits = best.hits();
+    }
     const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1]), read) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
-    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: mode === 2, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
+    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: best?.all === true, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
   }
 
   /**
@@ -171,10 +186,7 @@ export class SlotIndex {
     const missing: string[] = [];
     const score = (productId: string, holder: CachedHolder) =>
       scored.push({ productId, dots: partDots(holder.element, lexical.visual, lexical.text), attributes: holder.attributes, words: holder.words });
-    for (const line of lines === "" ? [] : lines.split("\n")) {
-      const space = line.indexOf(" ");
-      const productId = line.slice(0, space);
-      const stamp = line.slice(space + 1);
+    for (const { productId, stamp } of stampLines(lines)) {
       const justRead = read.get(productId);
       const holder = this.holders.get(tag, productId, stamp) ?? (justRead?.stamp === stamp ? justRead : undefined);
       if (holder) score(productId, holder);

@@ -9,6 +9,7 @@
 // build version reads as missing) and asks the catalog's tag again.
 import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "./connection.js";
+import { byCosine } from "./best-hits.js";
 import { SlotIndex } from "./slot-index.js";
 import type { RedisVectorIndexOptions } from "./slot-index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
@@ -82,7 +83,7 @@ export class RedisVectorIndex implements VectorIndex {
       }),
     );
     const complete = oks.every((a) => a.complete === true);
-    const hits = oks.flatMap((a) => a.hits).sort((a, b) => b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+    const hits = oks.flatMap((a) => a.hits).sort(byCosine);
     // Each part gave every element it has above its last hit's cosine (all of them when complete,
     // or when fewer than asked came from an exact search): the merged hits down to the highest of
     // those floors are every element of the catalog above it. A part may give more than `count`

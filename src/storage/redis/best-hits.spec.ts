@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { BestHits, byCosine, stampLines } from "./best-hits.js";
+import type { IndexHit } from "../../search/index.js";
+
+const hit = (productId: string, cosine: number): IndexHit => ({ productId, cosine, attributes: {} });
+
+describe("BestHits", () => {
+  it("keeps the count best of those offered, in the order a full sort gives, ties by id", () => {
+    // Many equal cosines: the cut must fall where the full sort's does.
+    const offered = Array.from({ length: 2000 }, (_, i) => hit(`p${(i * 7919) % 2000}`, Math.round(Math.sin(i) * 50) / 50));
+    for (const count of [0, 1, 20, 333, 1999, 2000, 5000]) {
+      const best = new BestHits(count);
+      for (const h of offered) best.offer(h);
+      expect(best.hits()).toEqual([...offered].sort(byCosine).slice(0, count));
+      expect(best.all).toBe(offered.length <= count);
+    }
+  });
+});
+
+describe("stampLines", () => {
+  it("reads <id> <stamp> lines, with or without a trailing newline", () => {
+    expect(stampLines("")).toEqual([]);
+    expect(stampLines("p1 a.1\np2 b.7\n")).toEqual([
+      { productId: "p1", stamp: "a.1" },
+      { productId: "p2", stamp: "b.7" },
+    ]);
+    expect(stampLines("p1 a.1")).toEqual([{ productId: "p1", stamp: "a.1" }]);
+  });
+});
