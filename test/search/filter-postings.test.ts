@@ -140,6 +140,25 @@ describe("field postings", () => {
     }
   });
 
+  it.each<[string, MetadataFilter[], number]>([
+    ["eq and a range (no estimate to ask plain HNSW by)", [F("visible", "eq", true), { field: "price", operator: "lt", value: 40 }], 20],
+    ["eq, more asked than plain HNSW may be", [F("visible", "eq", true)], 1000],
+  ])("%s: past 3,000 candidates, a filter asked again soon is answered from them, exactly", async (_name, filters, count) => {
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    const askMine = () => mine.query(catalogId, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    const best = passing(filters).sort((a, b) => cosine(b) - cosine(a));
+    expect(passing(filters.slice(0, 1)).length).toBeGreaterThan(3000);
+    // Asked once: HNSW with the filter pushed down. Then the 3,500 candidates, read, then held.
+    const first = await askMine();
+    expect(first.kind === "ok" && first.exact).toBe(false);
+    for (let k = 0; k < 2; k++) {
+      const answer = await askMine();
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.exact).toBe(true);
+      expect(answer.hits.map((h) => h.productId)).toEqual(best.slice(0, count));
+    }
+  });
+
   it("takes the VSIM path when the postings hold more than the candidate limit", async () => {
     const answer = await ask([F("rank", "eq", "NO_BOOST")]);
     if (answer.kind !== "ok") throw new Error(answer.kind);
@@ -268,8 +287,10 @@ describe("a common word with eq filters", () => {
   // (post-filtered plain HNSW), 40 are in shop h7 (the postings' candidates).
   const commonCatalog = `postings-common-${randomBytes(4).toString("hex")}`;
   const common: IndexEntry[] = entries.map((e) => ({ ...e, words: e.productId === "p1" ? ["shirt", "red"] : ["shirt"] }));
+  let cachedIndex: RedisVectorIndex;
 
   beforeAll(async () => {
+    cachedIndex = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
     await index.rebuild(commonCatalog, VERSION, pages(common));
   }, 120_000);
 
@@ -278,9 +299,9 @@ describe("a common word with eq filters", () => {
   });
 
   /** The index asked for 20 elements near `query` that pass the filters, "shirt" matched lexically. */
-  async function askCommon(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
-    const vocabulary = await index.vocabulary(commonCatalog, undefined);
-    return index.query(commonCatalog, {
+  async function askCommon(filters: MetadataFilter[], count = 20, through = index): Promise<IndexAnswer> {
+    const vocabulary = await through.vocabulary(commonCatalog, undefined);
+    return through.query(commonCatalog, {
       vector: query,
       count,
       filters,
@@ -317,9 +338,14 @@ describe("a common word with eq filters", () => {
     expect(nearest.slice(58, 115).filter((id) => holders.has(id)).length).toBeLessThanOrEqual(20);
   });
 
-  it("lists every candidate of a selective filter as a holder of the common word it holds", async () => {
+  it.each([
+    ["read whole (no cache)", () => index],
+    ["named by stamp, then held (a cache)", () => cachedIndex],
+  ])("lists every candidate of a selective filter as a holder of the common word it holds: %s", async (_name, through) => {
     const filters = [F("shop", "eq", "h7")];
-    const answer = await askCommon(filters);
+    // Twice: a process with a cache reads the candidates, then scores those it holds.
+    await askCommon(filters, 20, through());
+    const answer = await askCommon(filters, 20, through());
     if (answer.kind !== "ok") throw new Error(answer.kind);
     // 40 candidates, 20 asked: the best 20 are hits, and all 40 are listed as holders.
     expect(answer.complete).toBeFalsy();
@@ -393,6 +419,30 @@ describe("candidates holding words, through the holder cache", () => {
     await index.upsert(wordedCatalog, [worded.get(victim)!]);
   });
 
+  it("scores a filter asked again from the candidates it holds until the build takes a write", async () => {
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    // Asked once, the candidates are read whole; asked again soon, named by stamp and then held.
+    expectCurrent(await askWorded(mine));
+    const first = await askWorded(mine);
+    expectCurrent(first);
+    // A wordless candidate (sent whole on every read, never from the holder cache) changed behind
+    // the index's back, the build's write count kept: only a process that reads the candidates sees it.
+    const build = await redis.hget(`${prefix}{${wordedCatalog}}:meta`, "lex");
+    const victim = first.find((h) => worded.get(h.productId)!.words.length === 0)!.productId;
+    const was = first.find((h) => h.productId === victim)!.cosine;
+    await redis.hset(`${prefix}{${wordedCatalog}}:lex:${build}:vec`, victim, Buffer.from(new Float32Array(randomUnit(random, DIM)).buffer));
+    try {
+      expect((await askWorded(mine)).find((h) => h.productId === victim)!.cosine).toBeCloseTo(was, 6);
+      expect((await askWorded(uncached)).find((h) => h.productId === victim)!.cosine).not.toBeCloseTo(was, 3);
+      // Any write to the build (here the count alone) and the candidates are read again.
+      await redis.incr(`${prefix}{${wordedCatalog}}:lex:${build}:writes`);
+      expect((await askWorded(mine)).find((h) => h.productId === victim)!.cosine).not.toBeCloseTo(was, 3);
+    } finally {
+      await index.upsert(wordedCatalog, [worded.get(victim)!]);
+    }
+    expectCurrent(await askWorded(mine));
+  });
+
   it("reads and then scores from the cache candidates past the scripts' 500 a call", async () => {
     // 2,800 candidates (two broad eq filters), about 1,870 of them with stamps: several chunks of
     // stamps in the query script, then of reads in the holders script, then all from the cache.
@@ -412,9 +462,11 @@ describe("candidates holding words, through the holder cache", () => {
     const before = await askWorded(cached);
     const ids = before.filter((h) => worded.get(h.productId)!.words.length > 0).map((h) => h.productId);
     const [rewritten, movedOut, removed] = ids as [string, string, string];
+    const movedIn = [...worded.values()].find((e) => e.words.length > 0 && e.attributes.shop !== "h42")!;
     const changes = [
       { ...worded.get(rewritten)!, vector: randomUnit(random, DIM), attributes: { ...worded.get(rewritten)!.attributes, price: 999 } },
       { ...worded.get(movedOut)!, attributes: { ...worded.get(movedOut)!.attributes, shop: "h43" } },
+      { ...movedIn, attributes: { ...movedIn.attributes, shop: "h42" } },
     ];
     // Written by another process's index (its own stamps): this one learns of it only from Redis.
     await uncached.upsert(wordedCatalog, changes);

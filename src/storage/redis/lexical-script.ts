@@ -18,6 +18,7 @@
 //   <base>vec       hash   product id -> its element as FP32 (the vector set's copy, for scoring
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
 //   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
+//   <base>writes    string how many product writes (upserts, removals) the build has taken
 // with <base> = <prefix>{<catalogId>}:lex:<build>:
 
 /**
@@ -47,6 +48,9 @@ if build == '' then build = redis.call('HGET', KEYS[1], 'lex') end
 -- No build: the index is gone or predates lexical matching; its version forces a rebuild.
 if not build then return 0 end
 local base = KEYS[2] .. build .. ':'
+-- Every write counts: a process holding a filter's candidates as of a count holds them as they are
+-- while it stays the same (query-script.ts).
+redis.call('INCR', base .. 'writes')
 local id = ARGV[2]
 local old = redis.call('HGET', base .. 'docs', id)
 local had, now = {}, {}

@@ -5,13 +5,15 @@ export const COMMON_WORD_NEAREST = 5;
 
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
-// (Redis 8.0 has no VSIM WITHATTRIBS), and score the holders of the queried words.
+// (Redis 8.0 has no VSIM WITHATTRIBS), and list the holders of the queried words.
 //
 // How the nearest elements are found (README: "Filtered search"):
 // - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements, or at most
 //   ARGV[13] and plain HNSW (below) cannot be asked: those elements, every one that can pass the
-//   filters, are returned with their stamps for the caller to score exactly from its holder cache,
-//   reading only what it lacks (no VSIM);
+//   filters, are the candidates. A caller that holds them as of the build's current write count
+//   (ARGV[14]) is told so (mode 3); else they are returned with their stamps for the caller to
+//   score exactly from its holder cache, reading only what it lacks (mode 2). No VSIM, and no
+//   holders: the caller finds the query's words among the candidates' own;
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
@@ -24,17 +26,19 @@ export const COMMON_WORD_NEAREST = 5;
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
 //       candidates by their stamps (the caller keeps a holder cache) or 0 to return them whole,
-//       most candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]),
-//       then per group its token count and tokens; then for lexical matching ("" when none):
+//       most candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]), the
+//       candidates' generation the caller holds ("" for none; see the reply), then per group its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
-//      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates), hit count, current (0/1: built at
-//         the expected version), the mode-2 candidates named by stamp ("<id> <stamp>\n" lines, or
-//         ""), (id, score, attrs or '!' when the postings say it fails the filters) per hit; in
-//         mode 2 the candidates with no stamp, or all without a cache, as (id, FP32 element blob, attrs),
-//         then with lexical matching: 1 if a common word has holders not read (else 0), and the
-//         holders as "<id> <stamp>" lines}
+//      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates), hit
+//         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
+//         ("<id> <stamp>\n" lines, or ""), in modes 2 and 3 the candidates' generation ("<build>:<
+//         write count>", else ""), (id, score, attrs or '!' when the postings say it fails the
+//         filters) per hit; in mode 2 the candidates with no stamp, or all without a cache, as
+//         (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and 1, with lexical
+//         matching: 1 if a common word has holders not read (else 0), and the holders as
+//         "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 -- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
@@ -43,7 +47,7 @@ local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0
 if version == ARGV[1] then current = 1 end
-local groups, at = {}, 14
+local groups, at = {}, 15
 for g = 1, tonumber(ARGV[10]) do
   local n = tonumber(ARGV[at])
   local group = {}
@@ -71,12 +75,9 @@ if base then
   end
 end
 local size = redis.call('VCARD', KEYS[1])
-local reply = {'ok', size, 1, 0, current, ''}
--- The elements answered as hits (VSIM's, or the postings' candidates, read from the same build's
--- copy): the holders below need not ask VISMEMBER about them.
+local reply = {'ok', size, 1, 0, current, '', ''}
+-- The elements answered as hits: the holders below need not ask VISMEMBER about them.
 local members = {}
--- The candidates named by their stamps (mode 2), which are not among the reply's hits.
-local stamped = {}
 -- The hits known to pass the filters the postings decide (see judged below).
 local passed = {}
 local count = tonumber(ARGV[4])
@@ -131,6 +132,14 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below).
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
   if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly)) then
+    -- The build's write count (lexical-script.ts): a caller holding this filter's candidates as of
+    -- the same count holds them as they are (mode 3), and is sent none.
+    local generation = meta[3] .. ':' .. (redis.call('GET', KEYS[3] .. meta[3] .. ':writes') or '0')
+    reply[7] = generation
+    if ARGV[14] == generation then
+      reply[3] = 3
+      return reply
+    end
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
     local seen, ids = {}, {}
@@ -150,7 +159,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- Each candidate's stamp ('#' and its doc's, holder-cache.ts), a few hundred per HMGET: the
     -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
     -- candidate without words has no doc, so no stamp: its element and attributes come here, as
-    -- every candidate's do for a caller without a cache (reading twice would cost more).
+    -- every candidate's do (and words) for a caller without a cache (reading twice would cost more).
     -- The stamped ones go out as "<id> <stamp>" lines in one string (reply[6]): thousands of
     -- candidates as three replies each cost more to build here and to parse there than the rest.
     local dbase = KEYS[3] .. meta[3] .. ':'
@@ -158,16 +167,13 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     local lines = {}
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
-      local docs = stamps and redis.call('HMGET', dbase .. 'docs', unpack(chunk)) or {}
-      local bare = {}
+      local docs = redis.call('HMGET', dbase .. 'docs', unpack(chunk))
+      local bare, words = {}, {}
       for k, id in ipairs(chunk) do
         local doc = docs[k]
-        -- A doc is "#<stamp> <words>" (lexical-script.ts).
+        -- A doc is "#<stamp> <words>" (lexical-script.ts), or the words alone in builds before stamps.
         local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
-        if space then
-          members[id] = true
-          passed[id] = true
-          stamped[#stamped + 1] = id
+        if space and stamps then
           local n = #lines
           lines[n + 1] = id
           lines[n + 2] = ' '
@@ -175,6 +181,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
           lines[n + 4] = '\\n'
         else
           bare[#bare + 1] = id
+          words[#bare] = space and string.sub(doc, space + 1) or doc or ''
         end
       end
       if #bare > 0 then
@@ -182,18 +189,19 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
         local attrs = redis.call('HMGET', dbase .. 'attr', unpack(bare))
         for k, id in ipairs(bare) do
           if vecs[k] then
-            members[id] = true
-            passed[id] = true
             reply[#reply + 1] = id
             reply[#reply + 1] = vecs[k]
             reply[#reply + 1] = attrs[k] or ''
+            reply[#reply + 1] = words[k]
             reply[4] = reply[4] + 1
           end
         end
       end
     end
     reply[6] = table.concat(lines)
-    count = 0
+    -- The candidates are every product that can pass: the caller takes the query's lexical holders
+    -- among them (by their words), since any other holder fails the filters.
+    return reply
   end
 end
 -- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
@@ -273,8 +281,7 @@ local holders, stamps, seen, common = {}, {}, {}, {}
 local function hold(id, stamp)
   if not seen[id] then
     seen[id] = true
-    -- The candidates (mode 2) are every element that passes: no other holder can pass.
-    if judged and not passed[id] and (reply[3] == 2 or not passes(id)) then return end
+    if judged and not passed[id] and not passes(id) then return end
     holders[#holders + 1] = id
     stamps[#holders] = stamp
   end
@@ -323,8 +330,7 @@ if hashed and #common > 0 then
   end
   -- The nearest elements' words, a few hundred per HMGET: one call whatever the number of common words.
   local nearest = {}
-  for k = 7, #reply, 3 do nearest[#nearest + 1] = reply[k] end
-  for _, id in ipairs(stamped) do nearest[#nearest + 1] = id end
+  for k = 8, #reply, 3 do nearest[#nearest + 1] = reply[k] end
   for _, id in ipairs(beyond) do nearest[#nearest + 1] = id end
   for from = 1, #nearest, 500 do
     local ids = {unpack(nearest, from, math.min(#nearest, from + 499))}

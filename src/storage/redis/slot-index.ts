@@ -12,6 +12,8 @@ import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { BestHits, stampLines } from "./best-hits.js";
+import { CandidateSets } from "./candidate-sets.js";
+import type { Candidate } from "./candidate-sets.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
 import { HolderCache } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
@@ -43,11 +45,11 @@ const PIPELINE = 500;
  */
 const EXACT_CANDIDATES = 3000;
 /**
- * More candidates, up to this many, are still scored exactly when plain HNSW cannot be asked for
- * enough elements (MAX_POSTFILTER_COUNT): the pushed-down filter they replace is slower and misses
- * (a 1% filter at 1M).
+ * A filter whose candidates this process holds (candidate-sets.ts), or is about to, is answered
+ * from up to this many when plain HNSW cannot be asked for enough elements (MAX_POSTFILTER_COUNT):
+ * held, 10,000 cost less than the pushed-down filter they replace, which misses (a 1% filter at 1M).
  */
-const EXACT_CANDIDATES_PAST_HNSW = 3000;
+const EXACT_CANDIDATES_HELD = 12_000;
 /**
  * Most elements asked of plain HNSW (EF as large) for filters passed by many elements: beyond it
  * the filter is pushed down instead. 2,000 (a 1% filter at 1M) cost as much Redis CPU as the
@@ -72,6 +74,7 @@ export interface SlotBuild {
 
 export class SlotIndex {
   private readonly holders: HolderCache;
+  private readonly candidateSets: CandidateSets;
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
@@ -81,6 +84,8 @@ export class SlotIndex {
     private readonly options: RedisVectorIndexOptions,
   ) {
     this.holders = new HolderCache(options.holderCacheEntries ?? 0);
+    // As many candidates as holders: they are mostly the same objects.
+    this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
     redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
     redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
     redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
@@ -98,6 +103,11 @@ export class SlotIndex {
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     const groups = filterFacetGroups(query.filters);
+    // Kept from here: a query between this call and its reply may drop it from the sets.
+    const held = this.candidateSets.get(tag, groups);
+    // A filter asked again soon: its candidates named by stamp (to be read once, then held), and
+    // up to EXACT_CANDIDATES_HELD of them. Else read whole, up to EXACT_CANDIDATES, and not kept.
+    const holding = held !== undefined || this.candidateSets.admits(tag, groups);
     // Buffers: holders' element blobs are binary.
     const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(tag),
@@ -115,8 +125,9 @@ export class SlotIndex {
       String(groups.length),
       // Every filter is eq/in: the postings' estimate holds for all of them.
       String(groups.length === query.filters.length ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
-      this.holders.capacity > 0 ? "1" : "0",
-      String(Math.floor(EXACT_CANDIDATES_PAST_HNSW * share)),
+      holding ? "1" : "0",
+      String(Math.floor((holding ? EXACT_CANDIDATES_HELD : EXACT_CANDIDATES) * share)),
+      held?.generation ?? "",
       ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
         ? [
@@ -134,61 +145,66 @@ export class SlotIndex {
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
     if (kind === "vocabulary") return { kind: "vocabulary" };
     const mode = Number(reply[2]);
-    let hits: IndexHit[] = [];
-    // Mode 2: candidates, scored here; those named by stamp from the holder cache, those it lacks
-    // read in one more call, those without a stamp (or all, without a cache) come whole.
-    const best = mode === 2 ? new BestHits(query.count) : undefined;
-    const queryLength = Math.hypot(...query.vector);
-    const score = (productId: string, element: Float32Array, attributes: JsonObject) => {
-      // Every candidate holds the eq/in filters' postings; other filters are checked here, so that
-      // only the best `count` passing ones go back (exact, as a scan's).
-      if (!matchesFilters(query.filters, attributes)) return;
-      // Over the query's length: the element's trailing dims are not scored.
-      best!.offer({ productId, cosine: dot(query.vector, element) / queryLength, attributes });
-    };
-    let i = 6;
+    const size = Number(reply[1]);
+    const current = Number(reply[4]) === 1;
+    if (mode === 2 || mode === 3) {
+      const candidates = mode === 3 ? held!.candidates : await this.readCandidates(tag, reply);
+      if (candidates === "vocabulary") return { kind: "vocabulary" };
+      if (mode === 2 && holding) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
+      this.candidateSets.noteAsked(tag, groups, candidates.length);
+      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query) };
+    }
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, 0);
+    const hits: IndexHit[] = [];
+    let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
       const productId = String(reply[i]);
       const attributes = String(reply[i + 2]);
-      if (best) score(productId, elementOf(reply[i + 1] as Buffer), attributesOf(attributes));
-      else {
-        const cosine = 2 * Number(String(reply[i + 1])) - 1;
-        hits.push(attributes === "!" ? { productId, cosine, attributes: {}, failsFilters: true } : { productId, cosine, attributes: attributesOf(attributes) });
-      }
+      const cosine = 2 * Number(String(reply[i + 1])) - 1;
+      hits.push(attributes === "!" ? { productId, cosine, attributes: {}, failsFilters: true } : { productId, cosine, attributes: attributesOf(attributes) });
     }
-    const read = new Map<string, CachedHolder>();
-    if (best) {
-      const stamped = stampLines(String(reply[5]));
-      // Taken before the read, whose entries may push these out of the cache.
-      const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
-      const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
-      // Any build: a candidate holds no word of the query, or is read again as a holder below.
-      if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return { kind: "vocabulary" };
-      stamped.forEach((c, k) => {
-        // Gone since the query (removed): not a hit. Read anew: as it is now, whatever its stamp.
-        const holder = cached[k] ?? read.get(c.productId);
-        if (holder) score(c.productId, holder.element, holder.attributes);
-      });
-      hits = best.hits();
-    }
-    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1]), read) : [];
+    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
-    return { kind: "ok", size: Number(reply[1]), exact: mode !== 0, complete: best?.all === true, current: Number(reply[4]) === 1, hits, lexical: holders, moreCommonHolders };
+    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders };
+  }
+
+  /**
+   * A filter's candidates (mode 2): those named by stamp from the holder cache, those it lacks read
+   * in one more call, those without a stamp (or all, without a cache) whole from the reply.
+   */
+  private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<Candidate[] | "vocabulary"> {
+    const candidates: Candidate[] = [];
+    for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
+      const words = String(reply[i + 3]).split(" ").filter((w) => w !== "");
+      candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words });
+    }
+    const stamped = stampLines(String(reply[5]));
+    // Taken before the read, whose entries may push these out of the cache.
+    const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
+    const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
+    const read = new Map<string, CachedHolder>();
+    // Any build: the read checks none, and takes the tag's current one.
+    if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return "vocabulary";
+    stamped.forEach((c, k) => {
+      // Gone since the query (removed): not a candidate. Read anew: as it is now, whatever its stamp.
+      const holder = cached[k] ?? read.get(c.productId);
+      if (holder) candidates.push({ productId: c.productId, ...holder });
+    });
+    return candidates;
   }
 
   /**
    * The holders of the query's words ("<id> <stamp>" lines) with their dot products: from this
-   * process's cache where the stamp matches (or `read` for this query), the rest read in one more call.
+   * process's cache where the stamp matches, the rest read in one more call.
    */
-  private async scoredHolders(tag: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string, read: Map<string, CachedHolder>): Promise<LexicalHit[] | "vocabulary"> {
+  private async scoredHolders(tag: string, lexical: NonNullable<IndexQuery["lexical"]>, lines: string): Promise<LexicalHit[] | "vocabulary"> {
     const scored: LexicalHit[] = [];
     const missing: string[] = [];
     const score = (productId: string, holder: CachedHolder) =>
       scored.push({ productId, dots: partDots(holder.element, lexical.visual, lexical.text), attributes: holder.attributes, words: holder.words });
     for (const { productId, stamp } of stampLines(lines)) {
-      const justRead = read.get(productId);
-      const holder = this.holders.get(tag, productId, stamp) ?? (justRead?.stamp === stamp ? justRead : undefined);
+      const holder = this.holders.get(tag, productId, stamp);
       if (holder) score(productId, holder);
       else missing.push(productId);
     }
@@ -430,16 +446,30 @@ interface PipelineScripts {
   exec(): Promise<[Error | null, unknown][] | null>;
 }
 
-function attributesOf(json: string): JsonObject {
-  return json === "" ? {} : (JSON.parse(json) as JsonObject);
+/**
+ * A filter's candidates scored: the best `count` of those passing every filter (the eq/in ones
+ * they all pass; others are checked here), exact as a scan's, and complete when that is all of
+ * them; and the query's lexical holders, the candidates holding one of its words (any other
+ * holder fails the filters).
+ */
+function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
+  const best = new BestHits(query.count);
+  const lexical: LexicalHit[] = [];
+  const words = query.lexical && new Set(query.lexical.words);
+  // Over the query's length: the element's trailing dims are not scored.
+  const queryLength = Math.hypot(...query.vector);
+  for (const c of candidates) {
+    if (!matchesFilters(query.filters, c.attributes)) continue;
+    best.offer({ productId: c.productId, cosine: dot(query.vector, c.element) / queryLength, attributes: c.attributes });
+    if (words && c.words.some((w) => words.has(w))) {
+      lexical.push({ productId: c.productId, dots: partDots(c.element, query.lexical!.visual, query.lexical!.text), attributes: c.attributes, words: c.words });
+    }
+  }
+  return { hits: best.hits(), complete: best.all, lexical };
 }
 
-let scratchVector: Float32Array = new Float32Array(0);
-
-/** An element blob decoded into one reusable vector: blobs are scored one at a time, synchronously, and a query may score thousands. */
-function elementOf(blob: Buffer): Float32Array {
-  scratchVector = bytesToVector(blob, scratchVector);
-  return scratchVector;
+function attributesOf(json: string): JsonObject {
+  return json === "" ? {} : (JSON.parse(json) as JsonObject);
 }
 
 /** An element's dot products with the query's visual part (its first dims) and text part (the next). */

@@ -1,0 +1,84 @@
+// A filter's candidates (the query script's modes 2 and 3) as this process last scored them, by
+// hash tag and the filter's posting groups, with the build's write count they were read at. While
+// that count stays the same no product of the build has been written, so the query script sends
+// none of them again: a storefront's brand or category page asked again costs Redis one GET, and
+// this process a dot product per candidate, however many there are.
+import type { JsonObject } from "../../catalogs/index.js";
+
+export interface Candidate {
+  productId: string;
+  /** Unit length, as stored; never modified (shared with the holder cache). */
+  element: Float32Array;
+  attributes: JsonObject;
+  words: readonly string[];
+}
+
+export interface CandidateSet {
+  /** "<build>:<write count>" (query-script.ts). */
+  generation: string;
+  candidates: readonly Candidate[];
+}
+
+/**
+ * Candidate sets, at most `capacity` candidates in all; the set stored longest ago dropped first.
+ * A set is worth holding only if it is asked again before the sets stored after it push it out:
+ * one asked again only after more than `capacity` other candidates were scored would cost its
+ * keeping (a holder read and kept per candidate, then dropped: old-generation garbage) and never
+ * pay it back (at 100k, 100 filter values of 1,000 candidates asked in turn through a cache of
+ * 50,000: 27 ms a query against 15 read whole). So a filter is admitted on being asked again soon
+ * enough, measured in the candidates scored since its last ask.
+ */
+export class CandidateSets {
+  private readonly sets = new Map<string, CandidateSet>();
+  private held = 0;
+  /** Candidates scored so far (every filter's, held or not). */
+  private scored = 0;
+  /** The filters asked lately, with `scored` at their last ask. */
+  private readonly asked = new Map<string, number>();
+
+  constructor(readonly capacity: number) {}
+
+  /** Whether the filter was asked lately enough that holding its set would have paid. */
+  admits(tag: string, groups: readonly (readonly string[])[]): boolean {
+    const at = this.asked.get(keyOf(tag, groups));
+    return this.capacity > 0 && at !== undefined && this.scored - at <= this.capacity;
+  }
+
+  /** The filter was asked, `candidates` of its scored (0: it was answered another way). */
+  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number): void {
+    if (this.capacity === 0) return;
+    const key = keyOf(tag, groups);
+    this.asked.delete(key);
+    this.asked.set(key, this.scored);
+    this.scored += candidates;
+    if (this.asked.size > MAX_ASKED) this.asked.delete(this.asked.keys().next().value!);
+  }
+
+  get(tag: string, groups: readonly (readonly string[])[]): CandidateSet | undefined {
+    return this.sets.get(keyOf(tag, groups));
+  }
+
+  set(tag: string, groups: readonly (readonly string[])[], set: CandidateSet): void {
+    const key = keyOf(tag, groups);
+    this.drop(key);
+    // Capacity 0: no cache at all (SEARCH_HOLDER_CACHE=0), not even of filters matching nothing.
+    if (this.capacity === 0 || set.candidates.length > this.capacity) return;
+    while (this.held + set.candidates.length > this.capacity) this.drop(this.sets.keys().next().value!);
+    this.sets.set(key, set);
+    this.held += set.candidates.length;
+  }
+
+  private drop(key: string): void {
+    const set = this.sets.get(key);
+    if (!set) return;
+    this.sets.delete(key);
+    this.held -= set.candidates.length;
+  }
+}
+
+/** Filters remembered as asked: many more than the sets a cache holds, few enough to cost nothing. */
+const MAX_ASKED = 4096;
+
+function keyOf(tag: string, groups: readonly (readonly string[])[]): string {
+  return JSON.stringify([tag, groups]);
+}
