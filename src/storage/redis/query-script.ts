@@ -25,9 +25,10 @@ export const COMMON_WORD_NEAREST = 5;
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
-//       candidates by their stamps (the caller keeps a holder cache) or 0 to return them whole,
-//       most candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]), the
-//       candidates' generation the caller holds ("" for none; see the reply), then per group its token count and tokens; then for lexical matching ("" when none):
+//       candidates by their stamps (the caller is to hold them) or 0 to return them whole, most
+//       candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]), the
+//       candidates' generation the caller holds ("" for none; see the reply), then per group its
+//       token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
@@ -35,10 +36,10 @@ export const COMMON_WORD_NEAREST = 5;
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
 //         ("<id> <stamp>\n" lines, or ""), in modes 2 and 3 the candidates' generation ("<build>:<
 //         write count>", else ""), (id, score, attrs or '!' when the postings say it fails the
-//         filters) per hit; in mode 2 the candidates with no stamp, or all without a cache, as
-//         (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and 1, with lexical
-//         matching: 1 if a common word has holders not read (else 0), and the holders as
-//         "<id> <stamp>" lines}
+//         filters) per hit; in mode 2 the candidates with no stamp, or all when not named by
+//         stamp, as (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and
+//         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
+//         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 -- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
@@ -159,7 +160,8 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- Each candidate's stamp ('#' and its doc's, holder-cache.ts), a few hundred per HMGET: the
     -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
     -- candidate without words has no doc, so no stamp: its element and attributes come here, as
-    -- every candidate's do (and words) for a caller without a cache (reading twice would cost more).
+    -- every candidate's do (with its words) when the caller is not to hold them (reading twice
+    -- would cost more).
     -- The stamped ones go out as "<id> <stamp>" lines in one string (reply[6]): thousands of
     -- candidates as three replies each cost more to build here and to parse there than the rest.
     local dbase = KEYS[3] .. meta[3] .. ':'
