@@ -8,7 +8,7 @@ export function byCosine(a: IndexHit, b: IndexHit): number {
   return b.cosine - a.cosine || (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0);
 }
 
-/** The `count` best hits offered, best first (byCosine). */
+/** The `count` best hits offered, best first (byCosine); a hit is made only when it is kept. */
 export class BestHits {
   private readonly kept: IndexHit[] = [];
   private offered = 0;
@@ -20,10 +20,16 @@ export class BestHits {
     return this.offered <= this.count;
   }
 
-  offer(hit: IndexHit): void {
+  /** Counts an offer, and says whether a hit of this id and cosine is to be kept (then `keep` it). */
+  wants(productId: string, cosine: number): boolean {
     this.offered++;
+    if (this.kept.length < this.count) return true;
+    const last = this.kept[this.kept.length - 1];
+    return last !== undefined && (cosine > last.cosine || (cosine === last.cosine && productId < last.productId));
+  }
+
+  keep(hit: IndexHit): void {
     const kept = this.kept;
-    if (kept.length === this.count && (this.count === 0 || byCosine(hit, kept[kept.length - 1]!) >= 0)) return;
     // Binary search for the first kept hit that hit goes before.
     let low = 0;
     let high = kept.length;

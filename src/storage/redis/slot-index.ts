@@ -147,12 +147,18 @@ export class SlotIndex {
     const mode = Number(reply[2]);
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
+    // Every filter eq/in: the postings decided them all, and the candidates need no check.
+    const decided = groups.length === query.filters.length;
+    if (mode === 2 && !holding) {
+      this.candidateSets.noteAsked(tag, groups, Number(reply[3]));
+      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
+    }
     if (mode === 2 || mode === 3) {
       const candidates = mode === 3 ? held!.candidates : await this.readCandidates(tag, reply);
       if (candidates === "vocabulary") return { kind: "vocabulary" };
       if (mode === 2 && holding) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
       this.candidateSets.noteAsked(tag, groups, candidates.length);
-      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query) };
+      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
     }
     if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, 0);
     const hits: IndexHit[] = [];
@@ -448,21 +454,50 @@ interface PipelineScripts {
 
 /**
  * A filter's candidates scored: the best `count` of those passing every filter (the eq/in ones
- * they all pass; others are checked here), exact as a scan's, and complete when that is all of
+ * they all pass; others, unless `decided` says there are none, are checked here), exact as a scan's, and complete when that is all of
  * them; and the query's lexical holders, the candidates holding one of its words (any other
  * holder fails the filters).
  */
-function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
+function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery, decided: boolean): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
   const best = new BestHits(query.count);
   const lexical: LexicalHit[] = [];
   const words = query.lexical && new Set(query.lexical.words);
   // Over the query's length: the element's trailing dims are not scored.
   const queryLength = Math.hypot(...query.vector);
   for (const c of candidates) {
-    if (!matchesFilters(query.filters, c.attributes)) continue;
-    best.offer({ productId: c.productId, cosine: dot(query.vector, c.element) / queryLength, attributes: c.attributes });
+    if (!decided && !matchesFilters(query.filters, c.attributes)) continue;
+    const cosine = dot(query.vector, c.element) / queryLength;
+    if (best.wants(c.productId, cosine)) best.keep({ productId: c.productId, cosine, attributes: c.attributes });
     if (words && c.words.some((w) => words.has(w))) {
       lexical.push({ productId: c.productId, dots: partDots(c.element, query.lexical!.visual, query.lexical!.text), attributes: c.attributes, words: c.words });
+    }
+  }
+  return { hits: best.hits(), complete: best.all, lexical };
+}
+
+/**
+ * scoreCandidates for candidates read whole and not to be held, as they come in the reply (mode 2:
+ * id, element, attributes, words): only those kept, or holding a word of the query, have their
+ * attributes parsed or stay allocated, since thousands are read for a few dozen hits.
+ */
+function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
+  const best = new BestHits(query.count);
+  const lexical: LexicalHit[] = [];
+  const words = query.lexical && new Set(query.lexical.words);
+  const queryLength = Math.hypot(...query.vector);
+  let element: Float32Array = new Float32Array(0);
+  for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
+    const productId = String(reply[i]);
+    element = bytesToVector(reply[i + 1] as Buffer, element);
+    const json = String(reply[i + 2]);
+    let attributes = decided ? undefined : attributesOf(json);
+    if (attributes && !matchesFilters(query.filters, attributes)) continue;
+    const cosine = dot(query.vector, element) / queryLength;
+    if (best.wants(productId, cosine)) best.keep({ productId, cosine, attributes: (attributes ??= attributesOf(json)) });
+    if (!words) continue;
+    const held = String(reply[i + 3]).split(" ");
+    if (held.some((w) => words.has(w))) {
+      lexical.push({ productId, dots: partDots(element, query.lexical!.visual, query.lexical!.text), attributes: (attributes ??= attributesOf(json)), words: held.filter((w) => w !== "") });
     }
   }
   return { hits: best.hits(), complete: best.all, lexical };
