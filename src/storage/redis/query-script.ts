@@ -102,6 +102,14 @@ local function passes(id, known)
   return true
 end
 if #groups > 0 and meta[3] and meta[3] == meta[2] then
+  -- The build's write count (lexical-script.ts): a caller holding this filter's candidates as of
+  -- the same count holds them as they are, and is sent none (mode 3), nor is their path chosen again.
+  local generation = meta[3] .. ':' .. (redis.call('GET', KEYS[3] .. meta[3] .. ':writes') or '0')
+  if size > 0 and count > 0 and ARGV[14] == generation then
+    reply[3] = 3
+    reply[7] = generation
+    return reply
+  end
   fbase = KEYS[3] .. meta[3] .. ':f:'
   judged = tonumber(ARGV[11]) > 0
   estimate = size
@@ -133,14 +141,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below).
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
   if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly)) then
-    -- The build's write count (lexical-script.ts): a caller holding this filter's candidates as of
-    -- the same count holds them as they are (mode 3), and is sent none.
-    local generation = meta[3] .. ':' .. (redis.call('GET', KEYS[3] .. meta[3] .. ':writes') or '0')
     reply[7] = generation
-    if ARGV[14] == generation then
-      reply[3] = 3
-      return reply
-    end
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
     local seen, ids = {}, {}
