@@ -156,7 +156,7 @@ export class SlotIndex {
     if (mode === 2 || mode === 3) {
       const candidates = mode === 3 ? held!.candidates : await this.readCandidates(tag, reply);
       if (candidates === "vocabulary") return { kind: "vocabulary" };
-      if (mode === 2 && holding) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
+      if (mode === 2) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
       this.candidateSets.noteAsked(tag, groups, candidates.length);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
     }
@@ -176,8 +176,8 @@ export class SlotIndex {
   }
 
   /**
-   * A filter's candidates (mode 2): those named by stamp from the holder cache, those it lacks read
-   * in one more call, those without a stamp (or all, without a cache) whole from the reply.
+   * A filter's candidates to be held (mode 2): those named by stamp from the holder cache, those it
+   * lacks read in one more call, those without a stamp (no words) whole from the reply.
    */
   private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<Candidate[] | "vocabulary"> {
     const candidates: Candidate[] = [];
