@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BestHits, byCosine, stampLines } from "./best-hits.js";
+import { BestHits, byCosine } from "./best-hits.js";
 import type { IndexHit } from "../../search/index.js";
 
 const hit = (productId: string, cosine: number): IndexHit => ({ productId, cosine, attributes: {} });
@@ -14,16 +14,5 @@ describe("BestHits", () => {
       expect(best.hits()).toEqual([...offered].sort(byCosine).slice(0, count));
       expect(best.all).toBe(offered.length <= count);
     }
-  });
-});
-
-describe("stampLines", () => {
-  it("reads <id> <stamp> lines, with or without a trailing newline", () => {
-    expect(stampLines("")).toEqual([]);
-    expect(stampLines("p1 a.1\np2 b.7\n")).toEqual([
-      { productId: "p1", stamp: "a.1" },
-      { productId: "p2", stamp: "b.7" },
-    ]);
-    expect(stampLines("p1 a.1")).toEqual([{ productId: "p1", stamp: "a.1" }]);
   });
 });

@@ -46,12 +46,3 @@ export class BestHits {
     return this.kept;
   }
 }
-
-/** "<id> <stamp>" lines (the query script's candidates and a word's holders). */
-export function stampLines(lines: string): { productId: string; stamp: string }[] {
-  if (lines === "") return [];
-  return lines.split("\n").filter((line) => line !== "").map((line) => {
-    const space = line.indexOf(" ");
-    return { productId: line.slice(0, space), stamp: line.slice(space + 1) };
-  });
-}

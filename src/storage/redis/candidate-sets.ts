@@ -3,14 +3,11 @@
 // that count stays the same no product of the build has been written, so the query script sends
 // none of them again: a storefront's brand or category page asked again costs Redis one GET, and
 // this process a dot product per candidate, however many there are.
-import type { JsonObject } from "../../catalogs/index.js";
+import type { CachedHolder } from "./holder-cache.js";
 
-export interface Candidate {
+/** A product as a holder is kept (mostly the holder cache's own objects), with its id. */
+export interface Candidate extends Omit<CachedHolder, "stamp"> {
   productId: string;
-  /** Unit length, as stored; never modified (shared with the holder cache). */
-  element: Float32Array;
-  attributes: JsonObject;
-  words: readonly string[];
 }
 
 export interface CandidateSet {
@@ -36,7 +33,7 @@ export class CandidateSets {
   /** The filters asked lately, with `scored` at their last ask. */
   private readonly asked = new Map<string, number>();
 
-  constructor(readonly capacity: number) {}
+  constructor(private readonly capacity: number) {}
 
   /** Whether the filter was asked lately enough that holding its set would have paid. */
   admits(tag: string, groups: readonly (readonly string[])[]): boolean {

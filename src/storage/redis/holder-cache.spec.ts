@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HolderCache } from "./holder-cache.js";
+import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 
 const holder = (stamp: string): CachedHolder => ({ stamp, element: new Float32Array([1, 0]), attributes: { rank: "NO_BOOST" }, words: ["reebok"] });
@@ -66,5 +66,16 @@ describe("HolderCache", () => {
     cache.set("c", "sku-1", holder(""));
     expect(cache.get("c", "sku-1", "")).toBeUndefined();
     expect(cache.size).toBe(0);
+  });
+});
+
+describe("stampLines", () => {
+  it("reads <id> <stamp> lines, with or without a trailing newline", () => {
+    expect(stampLines("")).toEqual([]);
+    expect(stampLines("p1 a.1\np2 b.7\n")).toEqual([
+      { productId: "p1", stamp: "a.1" },
+      { productId: "p2", stamp: "b.7" },
+    ]);
+    expect(stampLines("p1 a.1")).toEqual([{ productId: "p1", stamp: "a.1" }]);
   });
 });

@@ -31,7 +31,7 @@ export class HolderCache {
   private seq = 0;
   private count = 0;
 
-  constructor(readonly capacity: number) {}
+  constructor(private readonly capacity: number) {}
 
   get size(): number {
     return this.count;
@@ -84,4 +84,13 @@ export class HolderCache {
       this.head = 0;
     }
   }
+}
+
+/** "<id> <stamp>" lines, as the query script names a word's holders and a filter's candidates. */
+export function stampLines(lines: string): { productId: string; stamp: string }[] {
+  if (lines === "") return [];
+  return lines.split("\n").filter((line) => line !== "").map((line) => {
+    const space = line.indexOf(" ");
+    return { productId: line.slice(0, space), stamp: line.slice(space + 1) };
+  });
 }

@@ -11,11 +11,11 @@ import type { JsonObject } from "../../catalogs/index.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { BestHits, stampLines } from "./best-hits.js";
+import { BestHits } from "./best-hits.js";
 import { CandidateSets } from "./candidate-sets.js";
 import type { Candidate } from "./candidate-sets.js";
 import { attributeFacets, filterFacetGroups } from "./facets.js";
-import { HolderCache } from "./holder-cache.js";
+import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
@@ -103,6 +103,9 @@ export class SlotIndex {
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     const groups = filterFacetGroups(query.filters);
+    // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
+    // a candidate needs no check).
+    const decided = groups.length === query.filters.length;
     // Kept from here: a query between this call and its reply may drop it from the sets.
     const held = this.candidateSets.get(tag, groups);
     // A filter asked again soon: its candidates named by stamp (to be read once, then held), and
@@ -123,8 +126,7 @@ export class SlotIndex {
       query.servableVersionPrefix,
       String(Math.floor(EXACT_CANDIDATES * share)),
       String(groups.length),
-      // Every filter is eq/in: the postings' estimate holds for all of them.
-      String(groups.length === query.filters.length ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
+      String(decided ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
       holding ? "1" : "0",
       String(Math.floor((holding ? EXACT_CANDIDATES_HELD : EXACT_CANDIDATES) * share)),
       held?.generation ?? "",
@@ -147,8 +149,6 @@ export class SlotIndex {
     const mode = Number(reply[2]);
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
-    // Every filter eq/in: the postings decided them all, and the candidates need no check.
-    const decided = groups.length === query.filters.length;
     if (mode === 2 && !holding) {
       this.candidateSets.noteAsked(tag, groups, Number(reply[3]));
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
@@ -182,8 +182,7 @@ export class SlotIndex {
   private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<Candidate[] | "vocabulary"> {
     const candidates: Candidate[] = [];
     for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
-      const words = String(reply[i + 3]).split(" ").filter((w) => w !== "");
-      candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words });
+      candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words: wordsOf(String(reply[i + 3])) });
     }
     const stamped = stampLines(String(reply[5]));
     // Taken before the read, whose entries may push these out of the cache.
@@ -231,7 +230,7 @@ export class SlotIndex {
         stamp: String(reply[i + 1]),
         element: bytesToVector(reply[i + 2]!),
         attributes: attributesOf(String(reply[i + 3])),
-        words: String(reply[i + 4]).split(" ").filter((w) => w !== ""),
+        words: wordsOf(String(reply[i + 4])),
       };
       this.holders.set(tag, productId, holder);
       into.set(productId, holder);
@@ -454,53 +453,74 @@ interface PipelineScripts {
 
 /**
  * A filter's candidates scored: the best `count` of those passing every filter (the eq/in ones
- * they all pass; others, unless `decided` says there are none, are checked here), exact as a scan's, and complete when that is all of
- * them; and the query's lexical holders, the candidates holding one of its words (any other
- * holder fails the filters).
+ * they all pass; others, unless the postings decided every filter, are checked by the caller),
+ * exact as a scan's, and complete when that is all of them; and the query's lexical holders, the
+ * candidates holding one of its words (any other holder fails the filters).
  */
-function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery, decided: boolean): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
-  const best = new BestHits(query.count);
-  const lexical: LexicalHit[] = [];
-  const words = query.lexical && new Set(query.lexical.words);
+class CandidateScores {
+  private readonly best: BestHits;
+  private readonly lexical: LexicalHit[] = [];
+  private readonly words: Set<string> | undefined;
   // Over the query's length: the element's trailing dims are not scored.
-  const queryLength = Math.hypot(...query.vector);
-  for (const c of candidates) {
-    if (!decided && !matchesFilters(query.filters, c.attributes)) continue;
-    const cosine = dot(query.vector, c.element) / queryLength;
-    if (best.wants(c.productId, cosine)) best.keep({ productId: c.productId, cosine, attributes: c.attributes });
-    if (words && c.words.some((w) => words.has(w))) {
-      lexical.push({ productId: c.productId, dots: partDots(c.element, query.lexical!.visual, query.lexical!.text), attributes: c.attributes, words: c.words });
+  private readonly queryLength: number;
+
+  constructor(private readonly query: IndexQuery) {
+    this.best = new BestHits(query.count);
+    this.words = query.lexical && new Set(query.lexical.words);
+    this.queryLength = Math.hypot(...query.vector);
+  }
+
+  /**
+   * Attributes and words may come as read (JSON, space-separated): they are parsed only when the
+   * candidate is kept or a lexical holder.
+   */
+  add(productId: string, element: Float32Array, attributes: JsonObject | string, words: readonly string[] | string): void {
+    const cosine = dot(this.query.vector, element) / this.queryLength;
+    if (this.best.wants(productId, cosine)) this.best.keep({ productId, cosine, attributes: (attributes = parsed(attributes)) });
+    if (!this.words) return;
+    const held = typeof words === "string" ? wordsOf(words) : words;
+    if (held.some((w) => this.words!.has(w))) {
+      this.lexical.push({ productId, dots: partDots(element, this.query.lexical!.visual, this.query.lexical!.text), attributes: parsed(attributes), words: held });
     }
   }
-  return { hits: best.hits(), complete: best.all, lexical };
+
+  result(): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
+    return { hits: this.best.hits(), complete: this.best.all, lexical: this.lexical };
+  }
+}
+
+function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery, decided: boolean): ReturnType<CandidateScores["result"]> {
+  const scores = new CandidateScores(query);
+  for (const c of candidates) {
+    if (decided || matchesFilters(query.filters, c.attributes)) scores.add(c.productId, c.element, c.attributes, c.words);
+  }
+  return scores.result();
 }
 
 /**
  * scoreCandidates for candidates read whole and not to be held, as they come in the reply (mode 2:
- * id, element, attributes, words): only those kept, or holding a word of the query, have their
- * attributes parsed or stay allocated, since thousands are read for a few dozen hits.
+ * id, element, attributes, words): one scratch element, and attributes parsed only for those kept
+ * or holding a word of the query, since thousands are read for a few dozen hits.
  */
-function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
-  const best = new BestHits(query.count);
-  const lexical: LexicalHit[] = [];
-  const words = query.lexical && new Set(query.lexical.words);
-  const queryLength = Math.hypot(...query.vector);
+function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): ReturnType<CandidateScores["result"]> {
+  const scores = new CandidateScores(query);
   let element: Float32Array = new Float32Array(0);
   for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
-    const productId = String(reply[i]);
-    element = bytesToVector(reply[i + 1] as Buffer, element);
     const json = String(reply[i + 2]);
-    let attributes = decided ? undefined : attributesOf(json);
-    if (attributes && !matchesFilters(query.filters, attributes)) continue;
-    const cosine = dot(query.vector, element) / queryLength;
-    if (best.wants(productId, cosine)) best.keep({ productId, cosine, attributes: (attributes ??= attributesOf(json)) });
-    if (!words) continue;
-    const held = String(reply[i + 3]).split(" ");
-    if (held.some((w) => words.has(w))) {
-      lexical.push({ productId, dots: partDots(element, query.lexical!.visual, query.lexical!.text), attributes: (attributes ??= attributesOf(json)), words: held.filter((w) => w !== "") });
-    }
+    const attributes = decided ? json : attributesOf(json);
+    if (typeof attributes !== "string" && !matchesFilters(query.filters, attributes)) continue;
+    element = bytesToVector(reply[i + 1] as Buffer, element);
+    scores.add(String(reply[i]), element, attributes, String(reply[i + 3]));
   }
-  return { hits: best.hits(), complete: best.all, lexical };
+  return scores.result();
+}
+
+function parsed(attributes: JsonObject | string): JsonObject {
+  return typeof attributes === "string" ? attributesOf(attributes) : attributes;
+}
+
+function wordsOf(line: string): string[] {
+  return line.split(" ").filter((w) => w !== "");
 }
 
 function attributesOf(json: string): JsonObject {
