@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IMAGE_ENCODER_VERSION, imageEncoderVersion } from "../../src/embeddings/index.js";
 import { openImageEncoder } from "../../src/embeddings/image-encoder.js";
+import { MysqlIndexSource } from "../../src/storage/mysql/index.js";
 import { cacheDir } from "../support/cache-dir.js";
 import { serveBytes, startImageServer } from "../support/image-server.js";
 import type { ImageServer } from "../support/image-server.js";
@@ -105,6 +106,10 @@ describe("IMAGE_MODEL=mobilenet+inception", () => {
     );
     expect(map.model_version.startsWith(`${QUALITY}+`), map.model_version).toBe(true);
     expect(map.trained_on).toBe(25);
+    // Search answers from the build before the map until the worker's rebuild on it lands.
+    const { sync, index } = server.app.searchIndex;
+    const current = await new MysqlIndexSource(server.app.mysql.db, server.app.mysql.pool).catalog(catalogId);
+    await waitFor(async () => ((await index.version(catalogId)) === sync.versionFor(current!.map) ? true : undefined), 30_000, "the index on the map");
 
     // Photos alone (visual_weight 1): the map places "motorcycle" where the motorcycle photos are.
     const ranked = await api.post("/search", { organizationId: org, catalogId, query: "motorcycle", topK: 6, visual_weight: 1, similarity_threshold: 0 });
