@@ -901,7 +901,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_FILTER_POSTINGS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_FILTER_POSTINGS", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -1083,11 +1083,13 @@ const eq = (field: string, value: string): EqFilter => ({ field, operator: "eq",
 /**
  * --filters: eq filters on the synthetic fields, by the share of the catalog they pass. Query q asks
  * the case's filter set q % sets: one set asks the same value throughout (a storefront's page asked
- * again: its candidates stay in the service's holder cache); the rotating case asks each of a
- * field's values in turn (more candidates than the cache holds: each read afresh).
+ * again: its candidates stay in the service's holder cache); the rotating cases ask each of a
+ * field's values in turn (shop: more candidates than the cache holds, each read afresh; section:
+ * the path a value set takes, SEARCH_VALUE_SETS=section, against the whole set's).
  */
 const FILTER_CASES: readonly [string, EqFilter[][]][] = [
   ["10% (section)", [[eq("section", "s3")]]],
+  ["10% (section, its 10 values in turn)", Array.from({ length: 10 }, (_, v) => [eq("section", `s${v}`)])],
   ["1% (shop)", [[eq("shop", "h42")]]],
   ["1% (shop, its 100 values in turn)", Array.from({ length: 100 }, (_, v) => [eq("shop", `h${v}`)])],
   ["0.1% (line)", [[eq("line", "l777")]]],

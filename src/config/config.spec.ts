@@ -48,6 +48,20 @@ describe("REDIS_CLUSTER_NODES", () => {
   });
 });
 
+describe("SEARCH_VALUE_SETS", () => {
+  it("reads field names, none by default", () => {
+    expect(loadConfig({}).search.valueSetFields).toEqual([]);
+    expect(loadConfig({ SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: " shop, brand_id ,shop" }).search.valueSetFields).toEqual(["shop", "brand_id"]);
+  });
+
+  it("rejects other names, and value sets without postings", () => {
+    expect(() => loadConfig({ SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "shop,,brand" })).toThrow(/SEARCH_VALUE_SETS/);
+    expect(() => loadConfig({ SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "a\"b" })).toThrow(/SEARCH_VALUE_SETS/);
+    expect(() => loadConfig({ SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "x".repeat(41) })).toThrow(/SEARCH_VALUE_SETS/);
+    expect(() => loadConfig({ SEARCH_VALUE_SETS: "shop" })).toThrow(/SEARCH_FILTER_POSTINGS=on/);
+  });
+});
+
 describe("RATE_LIMIT_PER_SECOND", () => {
   it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
     expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000, store: "redis" });

@@ -67,6 +67,8 @@ export interface SearchConfig {
   lexicalMaxHolders: number;
   /** Field postings for exact, fast selective eq/in filters (README: "Filtered search"); costs Redis memory. */
   filterPostings: boolean;
+  /** Metadata fields whose every value gets a vector set of its own at the next reindex (README "Filtered search"); needs filterPostings. */
+  valueSetFields: string[];
   /** Lexical holders' and filter candidates' elements kept in each API process (0: none; README "How lexical matching runs"). */
   holderCacheEntries: number;
   /** A rebuild splits a catalog's index into sets of at most about this many products (README "One catalog over several shards"). */
@@ -147,6 +149,12 @@ const schema = z.object({
   // As low as the ranked sets go (storage/redis RANKED_FROM): README "Lexical matching at scale".
   SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(128),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
+  // Plain and short, so a posting token's head (facets.ts tokenHead) is kept whole even in a long
+  // value's hashed token.
+  SEARCH_VALUE_SETS: z
+    .string()
+    .regex(/^\s*([\w.:-]{1,40}\s*(,\s*[\w.:-]{1,40}\s*)*)?$/, "must be field names (letters, digits, _ . : -, at most 40 each) separated by commas")
+    .default(""),
   SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
   // README "One catalog over several shards".
   SEARCH_PART_SIZE: z.coerce.number().int().min(1).default(500_000),
@@ -200,6 +208,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) throw new ConfigError("invalid configuration: set REDIS_URL or REDIS_CLUSTER_NODES, not both");
+  const valueSetFields = [...new Set(e.SEARCH_VALUE_SETS.split(",").map((f) => f.trim()).filter((f) => f !== ""))];
+  if (valueSetFields.length > 0 && e.SEARCH_FILTER_POSTINGS !== "on") {
+    throw new ConfigError("invalid configuration: SEARCH_VALUE_SETS needs SEARCH_FILTER_POSTINGS=on (a value's set is kept beside its posting)");
+  }
   return {
     port: e.PORT,
     grpcPort: e.GRPC_PORT,
@@ -215,6 +227,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       lexical: e.SEARCH_LEXICAL === "on",
       lexicalMaxHolders: e.SEARCH_LEXICAL_MAX_HOLDERS,
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
+      valueSetFields,
       holderCacheEntries: e.SEARCH_HOLDER_CACHE,
       partSize: e.SEARCH_PART_SIZE,
       indexSweepMs: e.INDEX_SWEEP_MS,

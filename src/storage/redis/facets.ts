@@ -23,6 +23,11 @@ export function facetToken(field: string, value: string | number | boolean): str
   return token.length <= MAX_TOKEN ? token : `${token.slice(0, 60)}#${createHash("sha1").update(token).digest("hex")}`;
 }
 
+/** How every token of the field's values begins (the field's name is short: config.ts). */
+export function tokenHead(field: string): string {
+  return `[${JSON.stringify(field)},`;
+}
+
 /** The postings a product with these attributes belongs to. */
 export function attributeFacets(attributes: JsonObject): string[] {
   const tokens = new Set<string>();

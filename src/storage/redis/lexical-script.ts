@@ -19,6 +19,11 @@
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
 //   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
 //   <base>writes    string how many product writes (upserts, removals) the build has taken
+//   <base>valuesets string the fields whose values get a vector set of their own in this build
+//                          (SEARCH_VALUE_SETS when it began), as their tokens' heads ('["shop",'),
+//                          newline-separated; written before the build's first product
+//   <base>fv:<token> vector set  the elements (unit length, with their attributes) of the products
+//                          holding a value of such a field: HNSW over just them (query-script.ts)
 // with <base> = <prefix>{<catalogId>}:lex:<build>:
 
 /**
@@ -137,6 +142,25 @@ for t in pairs(hadT) do
 end
 for t in pairs(nowT) do
   if not hadT[t] then redis.call('SADD', base .. 'f:' .. t, id) end
+end
+-- The value sets of this build's fields: the product leaves those of the values it no longer
+-- holds, and its element is written again to those of the values it holds (it may have changed).
+local heads = redis.call('GET', base .. 'valuesets')
+if heads then
+  local function valued(t)
+    for head in string.gmatch(heads, '[^\\n]+') do
+      if string.sub(t, 1, #head) == head then return true end
+    end
+    return false
+  end
+  for t in pairs(hadT) do
+    if not nowT[t] and valued(t) then redis.call('VREM', base .. 'fv:' .. t, id) end
+  end
+  if ARGV[5] ~= '' then
+    for t in pairs(nowT) do
+      if valued(t) then redis.call('VADD', base .. 'fv:' .. t, 'FP32', ARGV[5], id, 'NOQUANT', 'SETATTR', ARGV[6]) end
+    end
+  end
 end
 if #ARGV < 7 then redis.call('HDEL', base .. 'fdocs', id) else redis.call('HSET', base .. 'fdocs', id, table.concat(ARGV, '\\n', 7)) end
 if ARGV[5] == '' then

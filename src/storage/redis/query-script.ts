@@ -14,6 +14,8 @@ export const COMMON_WORD_NEAREST = 5;
 //   (ARGV[14]) is told so (mode 3); else they are returned with their stamps for the caller to
 //   score exactly from its holder cache, reading only what it lacks (mode 2). No VSIM, and no
 //   holders: the caller finds the query's words among the candidates' own;
+// - else, when one eq filter's value has a vector set of its own (a value set, lexical-script.ts),
+//   the smallest such set stands for the whole one below (every element that can pass is in it);
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
@@ -85,6 +87,8 @@ local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
 local smallest, passing, estimate, fbase
+-- A value set (lexical-script.ts) to ask HNSW instead of the whole set, and its size.
+local vkey, vsize
 -- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
 -- product outside them fails the query, and is neither returned with its attributes nor as a holder.
 local judged = false
@@ -138,9 +142,20 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       estimate = math.max(estimate, n)
     end
   end
-  -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below).
+  -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below),
+  -- and not at all for a value of a field with value sets: HNSW over just its products (the
+  -- smallest such set of the query's one-value groups), everything below as for the whole set.
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
-  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly)) then
+  if passing > fewest then
+    local vbase = KEYS[3] .. meta[3] .. ':fv:'
+    for g = 1, #groups do
+      if #groups[g] == 1 then
+        local n = redis.call('VCARD', vbase .. groups[g][1])
+        if n > 0 and n < (vsize or size) then vkey, vsize = vbase .. groups[g][1], n end
+      end
+    end
+  end
+  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and not vkey)) then
     reply[7] = generation
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
@@ -213,11 +228,13 @@ end
 local filter = ARGV[6]
 local ask = count
 local widen = ${COMMON_WORD_NEAREST}
+-- The set HNSW is asked: the whole one, or a value set (every element that can pass is in it).
+local key, among = vkey or KEYS[1], vsize or size
 if estimate and count > 0 then
-  local wanted = math.ceil(count * size / math.max(estimate, 1))
+  local wanted = math.ceil(count * among / math.max(estimate, 1))
   if wanted <= tonumber(ARGV[11]) then
     filter = ''
-    ask = math.min(size, wanted)
+    ask = math.min(among, wanted)
     -- The count already holds twice the hits wanted: half the widening keeps a common word's
     -- margin over topK what it is unfiltered, at half the elements read (README "Filtered search").
     widen = ${COMMON_WORD_NEAREST} / 2
@@ -229,8 +246,8 @@ end
 local shown, beyond = ask, {}
 if anyCommon then ask = math.ceil(ask * widen) end
 if size > 0 and count > 0 then
-  local args = {'VSIM', KEYS[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
-  if size <= tonumber(ARGV[2]) then
+  local args = {'VSIM', key, 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
+  if among <= tonumber(ARGV[2]) then
     args[#args + 1] = 'TRUTH'
   else
     reply[3] = 0

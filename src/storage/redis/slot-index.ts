@@ -14,7 +14,7 @@ import { redisAttributesJson, redisFilterExpression } from "./filter-expression.
 import { BestHits } from "./best-hits.js";
 import { CandidateSets } from "./candidate-sets.js";
 import type { Candidate } from "./candidate-sets.js";
-import { attributeFacets, filterFacetGroups } from "./facets.js";
+import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
@@ -33,6 +33,11 @@ export interface RedisVectorIndexOptions {
    * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
    */
   filterPostings?: boolean;
+  /**
+   * Metadata fields whose every value gets a vector set of its own in builds begun from now on
+   * (needs filterPostings): an eq filter on one is answered by HNSW over just its products.
+   */
+  valueSetFields?: readonly string[];
   /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
   holderCacheEntries?: number;
 }
@@ -286,6 +291,10 @@ export class SlotIndex {
     // 'h': its words' holders are kept with their stamps (lexical-script.ts).
     const build = `h${randomBytes(6).toString("hex")}`;
     await this.redis.del(building);
+    // Before the first product: every write to the build, by any process, keeps these fields' value
+    // sets (lexical-script.ts), whatever that process was configured with.
+    const valueSetFields = this.options.filterPostings ? (this.options.valueSetFields ?? []) : [];
+    if (valueSetFields.length > 0) await this.redis.set(`${this.lexicalPrefix(tag)}${build}:valuesets`, valueSetFields.map(tokenHead).join("\n"));
     return {
       add: (entries) => this.add(tag, building, build, entries),
       commit: async (version, count) => {

@@ -1,0 +1,162 @@
+// Value sets (SEARCH_VALUE_SETS; src/storage/redis/lexical-script.ts, query-script.ts) on the run's
+// real Redis (one server, or the cluster in the "cluster" project): every value of a configured
+// field gets a vector set of its own, kept by every write to the build, and an eq filter on such a
+// value passed by more products than are scored exactly is answered by HNSW over just them,
+// instead of over the whole set and post-filtered or pushed down. Expected answers come from
+// matchesFilters over the attributes written and a dot product here.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/catalogs/index.js";
+import { loadConfig } from "../../src/config/index.js";
+import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
+import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
+import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { redisEnv } from "../support/test-server.js";
+import { randomUnit, seededRandom } from "../support/random.js";
+
+// Two sections of 4,000: each past the 3,000 candidates scored exactly.
+const N = 8000;
+const DIM = 16;
+const VERSION = "value-sets-test|v1|";
+const random = seededRandom(11);
+const catalogId = `value-sets-${randomBytes(4).toString("hex")}`;
+const prefix = `vitrine-value-sets-${randomBytes(4).toString("hex")}:`;
+let redis: RedisClient;
+let index: RedisVectorIndex;
+
+function attributesOf(i: number): JsonObject {
+  // tier: as broad as section, without value sets.
+  return { section: `s${i % 2}`, tier: `t${Math.floor(i / 2) % 2}`, shop: `h${i % 100}`, price: i % 50, rank: "NO_BOOST" };
+}
+
+const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({ productId: `p${i}`, vector: randomUnit(random, DIM), attributes: attributesOf(i), words: [] }));
+const byId = new Map(entries.map((e) => [e.productId, e]));
+const query = randomUnit(random, DIM);
+
+async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
+  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
+}
+
+function ask(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
+  return index.query(catalogId, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+}
+
+function cosine(id: string): number {
+  const v = byId.get(id)!.vector;
+  let d = 0;
+  for (let j = 0; j < DIM; j++) d += v[j]! * query[j]!;
+  return d;
+}
+
+/** The products passing the filters, best first. */
+function best(filters: MetadataFilter[]): string[] {
+  return [...byId.values()].filter((e) => matchesFilters(filters, e.attributes)).map((e) => e.productId).sort((a, b) => cosine(b) - cosine(a));
+}
+
+const eq = (field: string, value: string): MetadataFilter => ({ field, operator: "eq", value });
+
+async function valueSet(value: string): Promise<{ key: string; size: number }> {
+  const build = await redis.hget(`${prefix}{${catalogId}}:meta`, "lex");
+  const key = `${prefix}{${catalogId}}:lex:${build}:fv:${JSON.stringify(["section", value])}`;
+  return { key, size: Number(await redis.call("VCARD", key)) };
+}
+
+beforeAll(async () => {
+  const config = loadConfig({ ...redisEnv(), REDIS_KEY_PREFIX: prefix, SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "section" });
+  redis = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: config.search.valueSetFields });
+  await index.rebuild(catalogId, VERSION, pages(entries));
+}, 120_000);
+
+afterAll(async () => {
+  await index?.drop(catalogId);
+  redis?.disconnect();
+});
+
+describe("value sets", () => {
+  it("holds every product of a configured field's value in that value's set, and no other field's", async () => {
+    expect((await valueSet("s0")).size).toBe(4000);
+    expect((await valueSet("s1")).size).toBe(4000);
+    const build = await redis.hget(`${prefix}{${catalogId}}:meta`, "lex");
+    expect(Number(await redis.call("VCARD", `${prefix}{${catalogId}}:lex:${build}:fv:${JSON.stringify(["tier", "t0"])}`))).toBe(0);
+  });
+
+  it("answers an eq filter on such a value by HNSW over just its products", async () => {
+    const filters = [eq("section", "s0")];
+    const answer = await ask(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    // Over the whole set (tier below), about half of what plain HNSW returns fails, marked.
+    expect(answer.hits.length).toBe(20);
+    expect(answer.hits.filter((h) => h.failsFilters)).toEqual([]);
+    const truth = best(filters).slice(0, 20);
+    expect(answer.hits.filter((h) => truth.includes(h.productId)).length).toBeGreaterThanOrEqual(19);
+    for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+    for (const h of answer.hits) expect(h.attributes).toEqual(byId.get(h.productId)!.attributes);
+
+    const whole = await ask([eq("tier", "t0")]);
+    if (whole.kind !== "ok") throw new Error(whole.kind);
+    expect(whole.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
+  });
+
+  it("narrows by the value set and checks the other filters on its elements", async () => {
+    for (const filters of [
+      // Plain HNSW over the value set, asked for count / share, post-filtered by the postings.
+      [eq("section", "s1"), eq("tier", "t1")],
+      // A range: pushed down into the value set's HNSW.
+      [eq("section", "s1"), { field: "price", operator: "lt", value: 10 } as MetadataFilter],
+    ]) {
+      const answer = await ask(filters);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      const passed = answer.hits.filter((h) => !h.failsFilters);
+      expect(passed.length).toBeGreaterThan(0);
+      for (const h of passed) expect(matchesFilters(filters, h.attributes), h.productId).toBe(true);
+      const truth = best(filters).slice(0, 10);
+      expect(passed.filter((h) => truth.includes(h.productId)).length, JSON.stringify(filters)).toBeGreaterThanOrEqual(8);
+    }
+    // Few pass (40): the candidates are scored exactly, value set or not.
+    const few = [eq("section", "s1"), eq("shop", "h7")];
+    const answer = await ask(few);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.exact).toBe(true);
+    expect(answer.hits.map((h) => h.productId)).toEqual(best(few).slice(0, 20));
+  });
+
+  it("follows upserts, moves and removals, whichever process writes them", async () => {
+    // Another process, configured without value sets: the build's own list decides.
+    const other = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });
+    const top = best([eq("section", "s0")])[0]!;
+    // Moved to s1 and put nearest the query; a product of s1 removed.
+    const moved = { ...byId.get(top)!, vector: Float32Array.from(query), attributes: { ...byId.get(top)!.attributes, section: "s1" } };
+    const removed = best([eq("section", "s1")])[0]!;
+    await other.upsert(catalogId, [moved]);
+    await other.remove(catalogId, [removed]);
+    byId.set(top, moved);
+    byId.delete(removed);
+    expect((await valueSet("s0")).size).toBe(3999);
+    expect((await valueSet("s1")).size).toBe(4000);
+    const s1 = await ask([eq("section", "s1")]);
+    const s0 = await ask([eq("section", "s0")]);
+    if (s1.kind !== "ok" || s0.kind !== "ok") throw new Error("not ok");
+    expect(s1.hits[0]!.productId).toBe(top);
+    expect(s1.hits[0]!.cosine).toBeCloseTo(1, 5);
+    expect(s1.hits.map((h) => h.productId)).not.toContain(removed);
+    expect(s0.hits.map((h) => h.productId)).not.toContain(top);
+    // Its element in the value set is the one written (unit length, as the copy for candidates).
+    const element = (await redis.call("VEMB", (await valueSet("s1")).key, top)) as string[];
+    for (let j = 0; j < DIM; j++) expect(Number(element[j])).toBeCloseTo(query[j]!, 5);
+  });
+
+  it("are written only by builds begun with the field configured: a reindex without it leaves none", async () => {
+    const plain = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });
+    const before = (await valueSet("s0")).key;
+    await plain.rebuild(catalogId, VERSION, pages([...byId.values()]));
+    expect(Number(await redis.exists(before))).toBe(0);
+    expect((await valueSet("s0")).size).toBe(0);
+    const answer = await ask([eq("section", "s0")]);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
+    // And a reindex with it configured again writes them again.
+    await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
+    expect((await valueSet("s0")).size).toBe(3999);
+  }, 180_000);
+});
