@@ -8,7 +8,8 @@
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
-// filters together (1%) and a 1% filter asking each of its 100 values in turn, over REST and as raw VSIM ... FILTER (the pushed-down expression the service
+// filters together (1%), rotating cases asking each value of a field (or pairs of them, in filters)
+// in turn, over REST and as raw VSIM ... FILTER (the pushed-down expression the service
 // builds) at the same EF, at 1 and 8 clients, with recall@10 against the exact filtered answer (raw
 // VSIM by vector; REST by the service's documented score, lexical term included, as unfiltered).
 //
@@ -1078,20 +1079,24 @@ interface BenchQueries {
   filteredScoreTruth: string[][][] | undefined;
 }
 
-type EqFilter = { field: string; operator: "eq"; value: string };
-const eq = (field: string, value: string): EqFilter => ({ field, operator: "eq", value });
+type BenchFilter = { field: string; operator: "eq"; value: string } | { field: string; operator: "in"; value: string[] };
+const eq = (field: string, value: string): BenchFilter => ({ field, operator: "eq", value });
+const oneOf = (field: string, values: string[]): BenchFilter => ({ field, operator: "in", value: values });
 /**
- * --filters: eq filters on the synthetic fields, by the share of the catalog they pass. Query q asks
+ * --filters: eq and in filters on the synthetic fields, by the share of the catalog they pass. Query q asks
  * the case's filter set q % sets: one set asks the same value throughout (a storefront's page asked
  * again: its candidates stay in the service's holder cache); the rotating cases ask each of a
  * field's values in turn (shop: more candidates than the cache holds, each read afresh; section:
- * the path a value set takes, SEARCH_VALUE_SETS=section, against the whole set's).
+ * the path a value set takes, SEARCH_VALUE_SETS=section, against the whole set's; the in cases:
+ * a storefront's multi-select, over two values' sets merged).
  */
-const FILTER_CASES: readonly [string, EqFilter[][]][] = [
+const FILTER_CASES: readonly [string, BenchFilter[][]][] = [
   ["10% (section)", [[eq("section", "s3")]]],
   ["10% (section, its 10 values in turn)", Array.from({ length: 10 }, (_, v) => [eq("section", `s${v}`)])],
   ["1% (shop)", [[eq("shop", "h42")]]],
   ["1% (shop, its 100 values in turn)", Array.from({ length: 100 }, (_, v) => [eq("shop", `h${v}`)])],
+  ["20% (section in 2 values, 5 pairs in turn)", Array.from({ length: 5 }, (_, v) => [oneOf("section", [`s${v}`, `s${v + 5}`])])],
+  ["2% (shop in 2 values, 50 pairs in turn)", Array.from({ length: 50 }, (_, v) => [oneOf("shop", [`h${v}`, `h${v + 50}`])])],
   ["0.1% (line)", [[eq("line", "l777")]]],
   ["1% (section and finish)", [[eq("section", "s3"), eq("finish", "f5")]]],
 ];
@@ -1100,7 +1105,7 @@ const FILTER_CASES: readonly [string, EqFilter[][]][] = [
 type FilterMask = Uint8Array;
 
 /** Which of the catalog's products pass the filters, by the service's own rule. */
-function filterMask(catalog: Catalog, filters: readonly EqFilter[]): FilterMask {
+function filterMask(catalog: Catalog, filters: readonly BenchFilter[]): FilterMask {
   return Uint8Array.from(catalog.metadata, (m, i) => (matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }) ? 1 : 0));
 }
 

@@ -7,6 +7,7 @@
 // clustered vectors are too easy to tell build settings apart.
 //
 //   npx tsx bench/vadd.ts [--n 20000]
+//   SEARCH_FILTER_POSTINGS=on SEARCH_VALUE_SETS=shop npx tsx bench/vadd.ts   (adds a rebuild writing value sets)
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,13 +87,30 @@ try {
   await measure("VADD NOQUANT (EF 200)", "raw-default", raw(["NOQUANT"])("raw-default"));
   await measure("VADD NOQUANT EF 100", "raw-ef100", raw(["NOQUANT", "EF", "100"])("raw-ef100"));
   await measure("VADD CAS NOQUANT (EF 200)", "raw-cas", raw(["CAS", "NOQUANT"])("raw-cas"));
-  const index = new RedisVectorIndex(writer, { keyPrefix: "bench:", ef: Number(QUERY_EF), filterPostings: loadConfig(process.env).search.filterPostings });
+  const { filterPostings, valueSetFields } = loadConfig(process.env).search;
+  const index = new RedisVectorIndex(writer, { keyPrefix: "bench:", ef: Number(QUERY_EF), filterPostings, valueSetFields });
   await measure("service (upsert)", "bench:{c}:vectors", async () => {
     for (let start = 0; start < N; start += 500) {
       const entries = vectors.slice(start, start + 500).map((vector, k) => ({ productId: `p${start + k}`, vector, attributes: { rank: "NO_BOOST", gender: "Men" }, words: [] }));
       await index.upsert("c", entries);
     }
   });
+  if (filterPostings && valueSetFields.length > 0) {
+    // A rebuild (value sets are a build's), each field with 10 values: every insert also goes into
+    // one value set per field. VSIM probes the set being built.
+    await measure(`service (rebuild, value sets ${valueSetFields.join(",")})`, "bench:{v}:building", async () => {
+      await index.rebuild("v", "bench|", (async function* () {
+        for (let start = 0; start < N; start += 500) {
+          yield vectors.slice(start, start + 500).map((vector, k) => {
+            const i = start + k;
+            const attributes = Object.fromEntries([["rank", "NO_BOOST"], ...valueSetFields.map((f) => [f, `${f}${i % 10}`])]);
+            return { productId: `p${i}`, vector, attributes, words: [] };
+          });
+        }
+      })());
+    });
+    await index.drop("v");
+  }
 } finally {
   writer.disconnect();
   reader.disconnect();

@@ -11,6 +11,7 @@ import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { keysMatching } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -26,7 +27,7 @@ let index: RedisVectorIndex;
 
 function attributesOf(i: number): JsonObject {
   // tier: as broad as section, without value sets.
-  return { section: `s${i % 2}`, tier: `t${Math.floor(i / 2) % 2}`, shop: `h${i % 100}`, price: i % 50, rank: "NO_BOOST" };
+  return { section: `s${i % 2}`, tier: `t${Math.floor(i / 2) % 2}`, zone: `z${Math.floor(i / 3) % 8}`, shop: `h${i % 100}`, price: i % 50, rank: "NO_BOOST" };
 }
 
 const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({ productId: `p${i}`, vector: randomUnit(random, DIM), attributes: attributesOf(i), words: [] }));
@@ -55,6 +56,21 @@ function best(filters: MetadataFilter[]): string[] {
 
 const eq = (field: string, value: string): MetadataFilter => ({ field, operator: "eq", value });
 
+/**
+ * A query whose filters a value set answers: 20 hits, none failing (over the whole set, plain HNSW
+ * returns hits that fail, marked), 19 of the true best 20 at least, scored exactly.
+ */
+async function answeredFromSets(filters: MetadataFilter[]) {
+  const answer = await ask(filters);
+  if (answer.kind !== "ok") throw new Error(answer.kind);
+  expect(answer.hits.length).toBe(20);
+  expect(answer.hits.filter((h) => h.failsFilters)).toEqual([]);
+  const truth = best(filters).slice(0, 20);
+  expect(answer.hits.filter((h) => truth.includes(h.productId)).length).toBeGreaterThanOrEqual(19);
+  for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+  return answer.hits;
+}
+
 async function valueSet(value: string): Promise<{ key: string; size: number }> {
   const build = await redis.hget(`${prefix}{${catalogId}}:meta`, "lex");
   const key = `${prefix}{${catalogId}}:lex:${build}:fv:${JSON.stringify(["section", value])}`;
@@ -62,7 +78,7 @@ async function valueSet(value: string): Promise<{ key: string; size: number }> {
 }
 
 beforeAll(async () => {
-  const config = loadConfig({ ...redisEnv(), REDIS_KEY_PREFIX: prefix, SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "section" });
+  const config = loadConfig({ ...redisEnv(), REDIS_KEY_PREFIX: prefix, SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "section,zone" });
   redis = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
   index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: config.search.valueSetFields });
   await index.rebuild(catalogId, VERSION, pages(entries));
@@ -82,20 +98,24 @@ describe("value sets", () => {
   });
 
   it("answers an eq filter on such a value by HNSW over just its products", async () => {
-    const filters = [eq("section", "s0")];
-    const answer = await ask(filters);
-    if (answer.kind !== "ok") throw new Error(answer.kind);
-    // Over the whole set (tier below), about half of what plain HNSW returns fails, marked.
-    expect(answer.hits.length).toBe(20);
-    expect(answer.hits.filter((h) => h.failsFilters)).toEqual([]);
-    const truth = best(filters).slice(0, 20);
-    expect(answer.hits.filter((h) => truth.includes(h.productId)).length).toBeGreaterThanOrEqual(19);
-    for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
-    for (const h of answer.hits) expect(h.attributes).toEqual(byId.get(h.productId)!.attributes);
+    const hits = await answeredFromSets([eq("section", "s0")]);
+    for (const h of hits) expect(h.attributes).toEqual(byId.get(h.productId)!.attributes);
 
     const whole = await ask([eq("tier", "t0")]);
     if (whole.kind !== "ok") throw new Error(whole.kind);
     expect(whole.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
+  });
+
+  it("answers an in filter over values with sets by HNSW over each, merged by score", async () => {
+    // Four zones of 1,000 (and a value no product holds): 4,000 pass, past those scored exactly.
+    const zones = (values: string[]): MetadataFilter[] => [{ field: "zone", operator: "in", value: values }];
+    const hits = await answeredFromSets(zones(["z1", "z2", "z3", "z4", "z9"]));
+    expect(new Set(hits.map((h) => h.attributes!.zone)).size).toBeGreaterThan(1);
+
+    // Past VALUE_SETS_PER_GROUP values: the whole set, its plain HNSW answer post-filtered.
+    const many = await ask(zones(["z0", "z1", "z2", "z3", "z4", "z5", "x1", "x2", "x3"]));
+    if (many.kind !== "ok") throw new Error(many.kind);
+    expect(many.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
   });
 
   it("narrows by the value set and checks the other filters on its elements", async () => {
@@ -146,6 +166,19 @@ describe("value sets", () => {
     for (let j = 0; j < DIM; j++) expect(Number(element[j])).toBeCloseTo(query[j]!, 5);
   });
 
+  it("puts a product written twice in one write only where the last write puts it", async () => {
+    const id = best([eq("section", "s0")])[1]!;
+    const there = { ...byId.get(id)!, attributes: { ...byId.get(id)!.attributes, section: "s1" } };
+    const back = { ...byId.get(id)!, vector: randomUnit(random, DIM) };
+    await index.upsert(catalogId, [there, back]);
+    byId.set(id, back);
+    expect((await valueSet("s0")).size).toBe(3999);
+    expect((await valueSet("s1")).size).toBe(4000);
+    expect(await redis.call("VEMB", (await valueSet("s1")).key, id)).toBeNull();
+    const element = (await redis.call("VEMB", (await valueSet("s0")).key, id)) as string[];
+    for (let j = 0; j < DIM; j++) expect(Number(element[j])).toBeCloseTo(back.vector[j]!, 5);
+  });
+
   it("are written only by builds begun with the field configured: a reindex without it leaves none", async () => {
     const plain = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });
     const before = (await valueSet("s0")).key;
@@ -159,4 +192,39 @@ describe("value sets", () => {
     await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
     expect((await valueSet("s0")).size).toBe(3999);
   }, 180_000);
+});
+
+describe("value sets of a catalog split into parts", () => {
+  // 14,000 products in 2 parts: a section (7,000) or 4 zones (7,000) pass about 3,500 per part,
+  // past the candidates scored exactly there too.
+  const splitId = `${catalogId}-split`;
+  const many: IndexEntry[] = Array.from({ length: 14_000 }, (_, i) => ({ productId: `q${i}`, vector: randomUnit(random, DIM), attributes: attributesOf(i), words: [] }));
+  const manyById = new Map(many.map((e) => [e.productId, e]));
+  const dot = (id: string) => manyById.get(id)!.vector.reduce((d, x, j) => d + x * query[j]!, 0);
+
+  beforeAll(async () => {
+    await index.rebuild(splitId, VERSION, pages(many), 2);
+  }, 180_000);
+  afterAll(async () => {
+    await index?.drop(splitId);
+  });
+
+  it("keeps each part's value sets and answers eq and in filters from them, merged over the parts", async () => {
+    const sets = (await keysMatching(redis, `${prefix}{${splitId}~*:fv:*`)).filter((k) => k.endsWith(JSON.stringify(["section", "s0"])));
+    expect(sets.length).toBe(2);
+    const sizes = await Promise.all(sets.map(async (k) => Number(await redis.call("VCARD", k))));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(7000);
+    for (const size of sizes) expect(size).toBeGreaterThan(3000);
+
+    for (const filters of [[eq("section", "s0")], [{ field: "zone", operator: "in", value: ["z1", "z2", "z3", "z4"] } as MetadataFilter]]) {
+      const answer = await index.query(splitId, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      // Merged best first; every part's own hits above the parts' highest floor.
+      expect(answer.hits.length).toBeGreaterThanOrEqual(20);
+      expect(answer.hits.filter((h) => h.failsFilters)).toEqual([]);
+      const truth = many.filter((e) => matchesFilters(filters, e.attributes)).map((e) => e.productId).sort((a, b) => dot(b) - dot(a)).slice(0, 20);
+      expect(answer.hits.slice(0, 20).filter((h) => truth.includes(h.productId)).length, JSON.stringify(filters)).toBeGreaterThanOrEqual(19);
+      for (const h of answer.hits) expect(h.cosine).toBeCloseTo(dot(h.productId), 5);
+    }
+  });
 });

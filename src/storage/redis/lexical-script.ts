@@ -47,6 +47,9 @@ const RANKED_REFILL = RANKED_CAP / 4;
 //       spaces, and with field postings only (SEARCH_FILTER_POSTINGS; without them the call stops
 //       at the words): the element as FP32 ("" to remove), its attribute JSON, then the product's
 //       posting tokens (facets.ts), one per argument
+// Reply: 0 when the catalog has no build; else 1, or the keys of the value sets the product's
+//        element must be written to. The caller writes it there with VADD ... CAS: inside a script a
+//        VADD's neighbour search runs on Redis's main thread, holding up every other client.
 export const LEXICAL_PUT_SCRIPT = `
 local build = ARGV[1]
 if build == '' then build = redis.call('HGET', KEYS[1], 'lex') end
@@ -144,8 +147,10 @@ for t in pairs(nowT) do
   if not hadT[t] then redis.call('SADD', base .. 'f:' .. t, id) end
 end
 -- The value sets of this build's fields: the product leaves those of the values it no longer
--- holds, and its element is written again to those of the values it holds (it may have changed).
+-- holds here; its element is written again to those of the values it holds (it may have changed)
+-- by the caller, told their keys.
 local heads = redis.call('GET', base .. 'valuesets')
+local valueSets = {}
 if heads then
   local function valued(t)
     for head in string.gmatch(heads, '[^\\n]+') do
@@ -158,7 +163,7 @@ if heads then
   end
   if ARGV[5] ~= '' then
     for t in pairs(nowT) do
-      if valued(t) then redis.call('VADD', base .. 'fv:' .. t, 'FP32', ARGV[5], id, 'NOQUANT', 'SETATTR', ARGV[6]) end
+      if valued(t) then valueSets[#valueSets + 1] = base .. 'fv:' .. t end
     end
   end
 end
@@ -170,6 +175,7 @@ else
   redis.call('HSET', base .. 'vec', id, ARGV[5])
   redis.call('HSET', base .. 'attr', id, ARGV[6])
 end
+if #valueSets > 0 then return valueSets end
 return 1
 `;
 

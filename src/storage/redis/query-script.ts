@@ -2,6 +2,11 @@ import { RANKED_FROM } from "./lexical-script.js";
 
 /** How many times more nearest elements a query with a common word asks for. */
 export const COMMON_WORD_NEAREST = 5;
+/**
+ * An in filter of up to this many values, each with a value set, is answered by HNSW over those
+ * sets (one VSIM each, merged); more values ask the whole set, as a single larger search is cheaper.
+ */
+export const VALUE_SETS_PER_GROUP = 8;
 
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
@@ -14,8 +19,10 @@ export const COMMON_WORD_NEAREST = 5;
 //   (ARGV[14]) is told so (mode 3); else they are returned with their stamps for the caller to
 //   score exactly from its holder cache, reading only what it lacks (mode 2). No VSIM, and no
 //   holders: the caller finds the query's words among the candidates' own;
-// - else, when one eq filter's value has a vector set of its own (a value set, lexical-script.ts),
-//   the smallest such set stands for the whole one below (every element that can pass is in it);
+// - else, when an eq filter's value has a vector set of its own (a value set, lexical-script.ts),
+//   or an in filter's every value (up to VALUE_SETS_PER_GROUP), the smallest such set or sets
+//   stand for the whole one below (every element that can pass is in them; several are each
+//   asked the same and their answers merged by score);
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
@@ -50,6 +57,27 @@ local version = meta[1]
 if not version or string.sub(version, 1, #ARGV[8]) ~= ARGV[8] then return {'stale', version or ''} end
 local current = 0
 if version == ARGV[1] then current = 1 end
+-- The best n of several VSIM WITHSCORES replies (flat id, score lists, each best first), each id once.
+local function nearestOf(lists, n)
+  local heads, out, seen = {}, {}, {}
+  for k = 1, #lists do heads[k] = 1 end
+  while #out < 2 * n do
+    local best, score
+    for k = 1, #lists do
+      local i = heads[k]
+      while lists[k][i] and seen[lists[k][i]] do i = i + 2 end
+      heads[k] = i
+      if lists[k][i] and (not best or tonumber(lists[k][i + 1]) > score) then best, score = k, tonumber(lists[k][i + 1]) end
+    end
+    if not best then break end
+    local i = heads[best]
+    seen[lists[best][i]] = true
+    out[#out + 1] = lists[best][i]
+    out[#out + 1] = lists[best][i + 1]
+    heads[best] = i + 2
+  end
+  return out
+end
 local groups, at = {}, 15
 for g = 1, tonumber(ARGV[10]) do
   local n = tonumber(ARGV[at])
@@ -87,8 +115,9 @@ local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
 local smallest, passing, estimate, fbase
--- A value set (lexical-script.ts) to ask HNSW instead of the whole set, and its size.
-local vkey, vsize
+-- The value sets (lexical-script.ts) to ask HNSW instead of the whole set (one group's: its
+-- values'), and their sizes' sum.
+local vkeys, vsize
 -- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
 -- product outside them fails the query, and is neither returned with its attributes nor as a holder.
 local judged = false
@@ -149,13 +178,24 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   if passing > fewest then
     local vbase = KEYS[3] .. meta[3] .. ':fv:'
     for g = 1, #groups do
-      if #groups[g] == 1 then
-        local n = redis.call('VCARD', vbase .. groups[g][1])
-        if n > 0 and n < (vsize or size) then vkey, vsize = vbase .. groups[g][1], n end
+      if #groups[g] <= ${VALUE_SETS_PER_GROUP} then
+        -- Every value some product holds must have its set, else the field has none (or a write is
+        -- between its postings and its sets): then the whole set.
+        local keys, n, whole = {}, 0, true
+        for _, t in ipairs(groups[g]) do
+          local held = redis.call('VCARD', vbase .. t)
+          if held > 0 then
+            keys[#keys + 1] = vbase .. t
+            n = n + held
+          elseif redis.call('SCARD', fbase .. t) > 0 then
+            whole = false
+          end
+        end
+        if whole and n > 0 and n < (vsize or size) then vkeys, vsize = keys, n end
       end
     end
   end
-  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and not vkey)) then
+  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and not vkeys)) then
     reply[7] = generation
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
@@ -228,8 +268,8 @@ end
 local filter = ARGV[6]
 local ask = count
 local widen = ${COMMON_WORD_NEAREST}
--- The set HNSW is asked: the whole one, or a value set (every element that can pass is in it).
-local key, among = vkey or KEYS[1], vsize or size
+-- The sets HNSW is asked: the whole one, or value sets (every element that can pass is in them).
+local keys, among = vkeys or {KEYS[1]}, vsize or size
 if estimate and count > 0 then
   local wanted = math.ceil(count * among / math.max(estimate, 1))
   if wanted <= tonumber(ARGV[11]) then
@@ -246,7 +286,7 @@ end
 local shown, beyond = ask, {}
 if anyCommon then ask = math.ceil(ask * widen) end
 if size > 0 and count > 0 then
-  local args = {'VSIM', key, 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
+  local args = {'VSIM', keys[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
   if among <= tonumber(ARGV[2]) then
     args[#args + 1] = 'TRUTH'
   else
@@ -261,6 +301,14 @@ if size > 0 and count > 0 then
     args[#args + 1] = ARGV[7]
   end
   local found = redis.call(unpack(args))
+  if #keys > 1 then
+    local lists = {found}
+    for k = 2, #keys do
+      args[2] = keys[k]
+      lists[k] = redis.call(unpack(args))
+    end
+    found = nearestOf(lists, ask)
+  end
   for i = 1, #found, 2 do members[found[i]] = true end
   for i = 2 * shown + 1, #found, 2 do beyond[#beyond + 1] = found[i] end
   for i = #found, 2 * shown + 1, -1 do found[i] = nil end

@@ -377,6 +377,7 @@ export class SlotIndex {
     for (let start = 0; start < entries.length; start += PIPELINE) {
       const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
       if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
+      const puts: ElementPut[] = [];
       for (const e of entries.slice(start, start + PIPELINE)) {
         // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
         // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
@@ -393,6 +394,7 @@ export class SlotIndex {
         if (this.options.filterPostings) {
           // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
           const unit = fp32(unitLength(e.vector));
+          puts.push({ reply: pipeline.length, productId: e.productId, element: unit, attributes });
           pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
         } else {
           // Words only: the script leaves postings alone (a build written with them stops being
@@ -400,8 +402,30 @@ export class SlotIndex {
           pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
         }
       }
-      check(await pipeline.exec());
+      const results = await pipeline.exec();
+      check(results);
+      await this.writeValueSets(puts, results!);
     }
+  }
+
+  /**
+   * Writes elements into the value sets the postings script named (lexical-script.ts), with CAS, so
+   * their neighbour search runs on Redis's threads. A product written twice in one pipeline goes
+   * only where its last write put it: the earlier write's sets were left by the later script.
+   */
+  private async writeValueSets(puts: readonly ElementPut[], results: [Error | null, unknown][]): Promise<void> {
+    const last = new Map<string, { put: ElementPut; keys: string[] }>();
+    for (const put of puts) {
+      const reply = results[put.reply]![1];
+      if (Array.isArray(reply)) last.set(put.productId, { put, keys: reply.map(String) });
+      else last.delete(put.productId);
+    }
+    if (last.size === 0) return;
+    const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+    for (const [id, { put, keys }] of last) {
+      for (const key of keys) pipeline.call("VADD", key, "FP32", put.element, id, "CAS", "NOQUANT", "SETATTR", put.attributes);
+    }
+    check(await pipeline.exec());
   }
 
   /**
@@ -448,6 +472,14 @@ export class SlotIndex {
   }
 }
 
+/** A product's element as the postings script was given it, and where that script's reply will be. */
+interface ElementPut {
+  reply: number;
+  productId: string;
+  element: Buffer;
+  attributes: string;
+}
+
 interface Scripts {
   vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
   vitrineHoldersBuffer(...args: string[]): Promise<unknown>;
@@ -455,6 +487,8 @@ interface Scripts {
 }
 
 interface PipelineScripts {
+  /** Commands queued so far: the index of the next one's reply. */
+  readonly length: number;
   call(...args: (string | Buffer)[]): unknown;
   vitrineLexicalPut(...args: (string | Buffer)[]): unknown;
   exec(): Promise<[Error | null, unknown][] | null>;
