@@ -112,6 +112,18 @@ describe("value sets", () => {
     const hits = await answeredFromSets(zones(["z1", "z2", "z3", "z4", "z9"]));
     expect(new Set(hits.map((h) => h.attributes!.zone)).size).toBeGreaterThan(1);
 
+    // A product holding two of the values is in both sets, and answered once.
+    const original = byId.get("p3")!;
+    await index.upsert(catalogId, [{ ...original, vector: Float32Array.from(query), attributes: { ...original.attributes, zone: ["z1", "z2"] } }]);
+    try {
+      const twice = await ask(zones(["z1", "z2", "z3", "z4"]));
+      if (twice.kind !== "ok") throw new Error(twice.kind);
+      expect(twice.hits[0]!.productId).toBe("p3");
+      expect(new Set(twice.hits.map((h) => h.productId)).size).toBe(twice.hits.length);
+    } finally {
+      await index.upsert(catalogId, [original]);
+    }
+
     // Past VALUE_SETS_PER_GROUP values: the whole set, its plain HNSW answer post-filtered.
     const many = await ask(zones(["z0", "z1", "z2", "z3", "z4", "z5", "x1", "x2", "x3"]));
     if (many.kind !== "ok") throw new Error(many.kind);
