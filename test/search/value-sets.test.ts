@@ -153,6 +153,23 @@ describe("value sets", () => {
     expect(answer.hits.map((h) => h.productId)).toEqual(best(few).slice(0, 20));
   });
 
+  it("answers several filters asked again soon from their candidates, held, though one has value sets", async () => {
+    // section s0 (a value set) and tier in both of its values: 4,000 pass, past the 3,000 read on a
+    // first ask; 600 asked, more than plain HNSW may be asked for (count x 2 > 1,000 elements).
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    const filters: MetadataFilter[] = [eq("section", "s0"), { field: "tier", operator: "in", value: ["t0", "t1"] }];
+    const askMine = () => mine.query(catalogId, { vector: query, count: 600, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    // Asked once: HNSW over the section's value set. Then the candidates, read, then held.
+    const first = await askMine();
+    expect(first.kind === "ok" && first.exact).toBe(false);
+    for (let k = 0; k < 2; k++) {
+      const answer = await askMine();
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.exact).toBe(true);
+      expect(answer.hits.map((h) => h.productId)).toEqual(best(filters).slice(0, 600));
+    }
+  });
+
   it("follows upserts, moves and removals, whichever process writes them", async () => {
     // Another process, configured without value sets: the build's own list decides.
     const other = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });

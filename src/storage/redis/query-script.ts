@@ -172,8 +172,11 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     end
   end
   -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below),
-  -- and not at all for a value of a field with value sets: HNSW over just its products (the
-  -- smallest such set of the query's one-value groups), everything below as for the whole set.
+  -- and not for a filter one of whose groups has value sets: HNSW over just their products (the
+  -- smallest such sets), everything below as for the whole set. Except several groups asked again
+  -- soon (ARGV[12]): their candidates, held from then on, answer exactly without the SINTERCARD
+  -- above, where the sets answer one group and post-filter the others (at 1M, two 10% filters:
+  -- held 24 ms p99, over a value set 46 ms and recall 0.955).
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
   if passing > fewest then
     local vbase = KEYS[3] .. meta[3] .. ':fv:'
@@ -195,7 +198,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       end
     end
   end
-  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and not vkeys)) then
+  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and (not vkeys or (ARGV[12] == '1' and #groups > 1)))) then
     reply[7] = generation
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
