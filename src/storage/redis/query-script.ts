@@ -186,10 +186,10 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
         -- between its postings and its sets): then the whole set.
         local keys, n, whole = {}, 0, true
         for _, t in ipairs(groups[g]) do
-          local held = redis.call('VCARD', vbase .. t)
-          if held > 0 then
+          local inSet = redis.call('VCARD', vbase .. t)
+          if inSet > 0 then
             keys[#keys + 1] = vbase .. t
-            n = n + held
+            n = n + inSet
           elseif redis.call('SCARD', fbase .. t) > 0 then
             whole = false
           end
