@@ -115,6 +115,8 @@ local count = tonumber(ARGV[4])
 -- The postings' upper bound on the elements passing the eq/in filters (the smallest group's sum),
 -- and their estimate of how many pass (the groups taken as independent).
 local smallest, passing, estimate, fbase
+-- Each eq/in token's posting size.
+local postings = {}
 -- The value sets (lexical-script.ts) to ask HNSW instead of the whole set (one group's: its
 -- values'), and their sizes' sum.
 local vkeys, vsize
@@ -148,7 +150,10 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   estimate = size
   for g = 1, #groups do
     local n = 0
-    for _, t in ipairs(groups[g]) do n = n + redis.call('SCARD', fbase .. t) end
+    for _, t in ipairs(groups[g]) do
+      postings[t] = redis.call('SCARD', fbase .. t)
+      n = n + postings[t]
+    end
     if not passing or n < passing then smallest, passing = g, n end
     estimate = estimate * math.min(1, n / math.max(size, 1))
   end
@@ -190,7 +195,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
           if inSet > 0 then
             keys[#keys + 1] = vbase .. t
             n = n + inSet
-          elseif redis.call('SCARD', fbase .. t) > 0 then
+          elseif postings[t] > 0 then
             whole = false
           end
         end
