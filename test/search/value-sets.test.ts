@@ -154,14 +154,30 @@ describe("value sets", () => {
     expect(answer.hits.map((h) => h.productId)).toEqual(best(few).slice(0, 20));
   });
 
+  // A section (a value set) and tier in both of its values: 4,000 pass, past the 3,000 read on a
+  // first ask; 600 asked, more than plain HNSW may be asked for (count x 2 > 1,000 elements).
+  const sectionAndTier = (section: string): MetadataFilter[] => [eq("section", section), { field: "tier", operator: "in", value: ["t0", "t1"] }];
+  const asker = (mine: RedisVectorIndex, filters: MetadataFilter[]) => () =>
+    mine.query(catalogId, { vector: query, count: 600, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+
   it("answers several filters asked again soon from their candidates, held, though one has value sets", async () => {
-    // section s0 (a value set) and tier in both of its values: 4,000 pass, past the 3,000 read on a
-    // first ask; 600 asked, more than plain HNSW may be asked for (count x 2 > 1,000 elements).
     const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
-    const filters: MetadataFilter[] = [eq("section", "s0"), { field: "tier", operator: "in", value: ["t0", "t1"] }];
-    const askMine = () => mine.query(catalogId, { vector: query, count: 600, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    const filters = sectionAndTier("s0");
     // Asked once: HNSW over the section's value set. Then the candidates, read, then held.
-    await expectHeldFromSecondAsk(askMine, best(filters).slice(0, 600));
+    await expectHeldFromSecondAsk(asker(mine, filters), best(filters).slice(0, 600));
+  });
+
+  it("does not hold filters answered by HNSW when those asked between would have pushed them out", async () => {
+    // Room for one pair's 4,000 candidates: another pair asked between would push it out.
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 6000 });
+    const [s0, s1] = [sectionAndTier("s0"), sectionAndTier("s1")];
+    for (const filters of [s0, s1]) {
+      const answer = await asker(mine, filters)();
+      expect(answer.kind === "ok" && answer.exact).toBe(false);
+    }
+    // s0 asked again after s1's 4,000 would have been held: not admitted, HNSW again; asked again
+    // right after, it is (then read, then held).
+    await expectHeldFromSecondAsk(asker(mine, s0), best(s0).slice(0, 600));
   });
 
   it("follows upserts, moves and removals, whichever process writes them", async () => {

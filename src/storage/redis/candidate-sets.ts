@@ -23,7 +23,9 @@ export interface CandidateSet {
  * keeping (a holder read and kept per candidate, then dropped: old-generation garbage) and never
  * pay it back (at 100k, 100 filter values of 1,000 candidates asked in turn through a cache of
  * 50,000: 27 ms a query against 15 read whole). So a filter is admitted on being asked again soon
- * enough, measured in the candidates scored since its last ask.
+ * enough, measured in the candidates scored since its last ask, and those that the filters answered
+ * by HNSW would have held (had they all been held, those would have pushed it out too: at 1M, pairs
+ * of 10% filters asked in turn, each admitted on its second ask, read 10,000 candidates for nothing).
  */
 export class CandidateSets {
   private readonly sets = new Map<string, CandidateSet>();
@@ -41,7 +43,10 @@ export class CandidateSets {
     return this.capacity > 0 && at !== undefined && this.scored - at <= this.capacity;
   }
 
-  /** The filter was asked, `candidates` of its scored (0: it was answered another way). */
+  /**
+   * The filter was asked: `candidates` of its scored, or as many as holding it would hold when it
+   * was answered another way (0: it could not be held).
+   */
   noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number): void {
     if (this.capacity === 0) return;
     const key = keyOf(tag, groups);

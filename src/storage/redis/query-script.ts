@@ -14,11 +14,12 @@ export const VALUE_SETS_PER_GROUP = 8;
 //
 // How the nearest elements are found (README: "Filtered search"):
 // - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements, or at most
-//   ARGV[13] and plain HNSW (below) cannot be asked: those elements, every one that can pass the
-//   filters, are the candidates. A caller that holds them as of the build's current write count
-//   (ARGV[14]) is told so (mode 3); else they are returned with their stamps for the caller to
-//   score exactly from its holder cache, reading only what it lacks (mode 2). No VSIM, and no
-//   holders: the caller finds the query's words among the candidates' own;
+//   ARGV[13] (when the caller holds them or is to, ARGV[12]) and plain HNSW (below) cannot be
+//   asked: those elements, every one that can pass the filters, are the candidates. A caller
+//   that holds them as of the build's current write count (ARGV[14]) is told so (mode 3); else
+//   they are returned with their stamps for the caller to score exactly from its holder cache,
+//   reading only what it lacks (mode 2). No VSIM, and no holders: the caller finds the query's
+//   words among the candidates' own;
 // - else, when an eq filter's value has a vector set of its own (a value set, lexical-script.ts),
 //   or an in filter's every value (up to VALUE_SETS_PER_GROUP), the smallest such set or sets
 //   stand for the whole one below (every element that can pass is in them; several are each
@@ -35,7 +36,8 @@ export const VALUE_SETS_PER_GROUP = 8;
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
 //       candidates by their stamps (the caller is to hold them) or 0 to return them whole, most
-//       candidates scored exactly when plain HNSW cannot be asked (at least ARGV[9]), the
+//       candidates scored exactly when plain HNSW cannot be asked for a filter held or to be
+//       (ARGV[12]; at least ARGV[9]), the
 //       candidates' generation the caller holds ("" for none; see the reply), then per group its
 //       token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
@@ -43,7 +45,8 @@ export const VALUE_SETS_PER_GROUP = 8;
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
-//         ("<id> <stamp>\n" lines, or ""), in modes 2 and 3 the candidates' generation ("<build>:<
+//         ("<id> <stamp>\n" lines, or ""; in modes 0 and 1, how many candidates the filter would
+//         have had it been held, or "" when it would not be answered from them), in modes 2 and 3 the candidates' generation ("<build>:<
 //         write count>", else ""), (id, score, attrs or '!' when the postings say it fails the
 //         filters) per hit; in mode 2 the candidates with no stamp, or all when not named by
 //         stamp, as (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and
@@ -161,7 +164,10 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- which is often far below the smallest filter's (two 10% filters: 1%).
   local single = #groups > 1
   for g = 1, #groups do single = single and #groups[g] == 1 end
-  local fewest, most = tonumber(ARGV[9]), math.max(tonumber(ARGV[9]), tonumber(ARGV[13]))
+  local fewest, heldMost = tonumber(ARGV[9]), math.max(tonumber(ARGV[9]), tonumber(ARGV[13]))
+  local most = ARGV[12] == '1' and heldMost or fewest
+  -- The candidates the filter would have if held: passing, or past SINTERCARD's limit the estimate.
+  local guessed = passing
   if single and passing > fewest then
     local args = {'SINTERCARD', #groups}
     for g = 1, #groups do args[#args + 1] = fbase .. groups[g][1] end
@@ -175,6 +181,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     else
       estimate = math.max(estimate, n)
     end
+    guessed = math.min(passing, estimate)
   end
   -- Past \`fewest\`, candidates only where plain HNSW cannot be asked for enough elements (below),
   -- and not for a filter one of whose groups has value sets: HNSW over just their products (the
@@ -269,6 +276,9 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- among them (by their words), since any other holder fails the filters.
     return reply
   end
+  -- Answered by HNSW, though the candidates would answer a caller holding them: how many it would
+  -- hold, which the caller's admission counts as scored (candidate-sets.ts).
+  if guessed <= heldMost and not plainly and (not vkeys or #groups > 1) then reply[6] = guessed end
 end
 -- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
 -- about the requested count pass (callers ask twice the hits they need when filtering); the caller

@@ -133,7 +133,7 @@ export class SlotIndex {
       String(groups.length),
       String(decided ? Math.floor(MAX_POSTFILTER_COUNT * share) : 0),
       holding ? "1" : "0",
-      String(Math.floor((holding ? EXACT_CANDIDATES_HELD : EXACT_CANDIDATES) * share)),
+      String(Math.floor(EXACT_CANDIDATES_HELD * share)),
       held?.generation ?? "",
       ...groups.flatMap((g) => [String(g.length), ...g]),
       ...(lexical
@@ -165,7 +165,9 @@ export class SlotIndex {
       this.candidateSets.noteAsked(tag, groups, candidates.length);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
     }
-    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, 0);
+    // Not scored, but counted as the candidates holding it would have held: had every filter so
+    // answered been held, they would have pushed out what the cache holds.
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0);
     const hits: IndexHit[] = [];
     let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
