@@ -51,4 +51,14 @@ describe("CandidateSets", () => {
     expect(sets.admits("d", [["b"]])).toBe(false);
     expect(new CandidateSets(0).admits("c", [["a"]])).toBe(false);
   });
+
+  it("measures from when a filter was asked, not when its answer came back", () => {
+    const sets = new CandidateSets(15);
+    const askedAt = sets.scoredSoFar();
+    // "b" asked after "a", answered first; then a's answer.
+    sets.noteAsked("c", [["b"]], 10);
+    sets.noteAsked("c", [["a"]], 10, askedAt);
+    // 20 scored since "a" was asked (b's 10 and its own), though 10 since its answer.
+    expect(sets.admits("c", [["a"]])).toBe(false);
+  });
 });

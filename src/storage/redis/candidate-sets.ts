@@ -43,15 +43,22 @@ export class CandidateSets {
     return this.capacity > 0 && at !== undefined && this.scored - at <= this.capacity;
   }
 
+  /** Candidates scored so far: taken when a query is sent, for its noteAsked. */
+  scoredSoFar(): number {
+    return this.scored;
+  }
+
   /**
    * The filter was asked: `candidates` of its scored, or as many as holding it would hold when it
-   * was answered another way (0: it could not be held).
+   * was answered another way (0: it could not be held). `askedAt`: scoredSoFar() when the query was
+   * sent, so that answers returned while it was in flight count as scored since (with 8 queries
+   * in flight, a filter's next ask can go out a few answers after its last came back).
    */
-  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number): void {
+  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number, askedAt = this.scored): void {
     if (this.capacity === 0) return;
     const key = keyOf(tag, groups);
     this.asked.delete(key);
-    this.asked.set(key, this.scored);
+    this.asked.set(key, askedAt);
     this.scored += candidates;
     if (this.asked.size > MAX_ASKED) this.asked.delete(this.asked.keys().next().value!);
   }

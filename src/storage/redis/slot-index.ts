@@ -116,6 +116,7 @@ export class SlotIndex {
     // A filter asked again soon: its candidates named by stamp (to be read once, then held), and
     // up to EXACT_CANDIDATES_HELD of them. Else read whole, up to EXACT_CANDIDATES, and not kept.
     const holding = held !== undefined || this.candidateSets.admits(tag, groups);
+    const askedAt = this.candidateSets.scoredSoFar();
     // Buffers: holders' element blobs are binary.
     const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(tag),
@@ -155,19 +156,19 @@ export class SlotIndex {
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
     if (mode === 2 && !holding) {
-      this.candidateSets.noteAsked(tag, groups, Number(reply[3]));
+      this.candidateSets.noteAsked(tag, groups, Number(reply[3]), askedAt);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
     if (mode === 2 || mode === 3) {
       const candidates = mode === 3 ? held!.candidates : await this.readCandidates(tag, reply);
       if (candidates === "vocabulary") return { kind: "vocabulary" };
       if (mode === 2) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
-      this.candidateSets.noteAsked(tag, groups, candidates.length);
+      this.candidateSets.noteAsked(tag, groups, candidates.length, askedAt);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
     }
     // Not scored, but counted as the candidates holding it would have held: had every filter so
     // answered been held, they would have pushed out what the cache holds.
-    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0);
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0, askedAt);
     const hits: IndexHit[] = [];
     let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
