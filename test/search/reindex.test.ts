@@ -200,6 +200,7 @@ describe("the index sweeper", () => {
     expectHits(results, expected, "after the sweep");
     expect(results.find((h: Hit) => h.productId === lifted).metadata.rank).toBe("SUPER_BOOST");
     // The sweeper deletes the row after its Redis write, which a search can see first.
-    await waitFor(async () => ((await db.select().from(indexQueue).where(eq(indexQueue.catalogId, catalogId))).length === 0 ? true : undefined), 2000, "the sweeper to delete the queue row");
+    const queued = () => db.select().from(indexQueue).where(eq(indexQueue.catalogId, catalogId));
+    await waitFor(async () => ((await queued()).length === 0 ? true : undefined), 2000, "the sweeper to delete the queue row");
   });
 });

@@ -37,18 +37,18 @@ export const VALUE_SETS_PER_GROUP = 8;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
 //       candidates by their stamps (the caller is to hold them) or 0 to return them whole, most
 //       candidates scored exactly when plain HNSW cannot be asked for a filter held or to be
-//       (ARGV[12]; at least ARGV[9]), the
-//       candidates' generation the caller holds ("" for none; see the reply), then per group its
-//       token count and tokens; then for lexical matching ("" when none):
+//       (ARGV[12]; at least ARGV[9]), the candidates' generation the caller holds ("" for none;
+//       see the reply), then per group its token count and tokens; then for lexical matching (""
+//       when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
 //         ("<id> <stamp>\n" lines, or ""; in modes 0 and 1, how many candidates the filter would
-//         have had it been held, or "" when it would not be answered from them), in modes 2 and 3 the candidates' generation ("<build>:<
-//         write count>", else ""), (id, score, attrs or '!' when the postings say it fails the
-//         filters) per hit; in mode 2 the candidates with no stamp, or all when not named by
+//         have had it been held, or "" when it would not be answered from them), in modes 2 and 3
+//         the candidates' generation ("<build>:<write count>", else ""), (id, score, attrs or '!'
+//         when the postings say it fails the filters) per hit; in mode 2 the candidates with no stamp, or all when not named by
 //         stamp, as (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
@@ -165,6 +165,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   local single = #groups > 1
   for g = 1, #groups do single = single and #groups[g] == 1 end
   local fewest, heldMost = tonumber(ARGV[9]), math.max(tonumber(ARGV[9]), tonumber(ARGV[13]))
+  -- SINTERCARD counts exactly up to what this query may score.
   local most = ARGV[12] == '1' and heldMost or fewest
   -- The candidates the filter would have if held: passing, or past SINTERCARD's limit the estimate.
   local guessed = passing
@@ -210,7 +211,9 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       end
     end
   end
-  if size > 0 and count > 0 and (passing <= fewest or (passing <= most and not plainly and (not vkeys or (ARGV[12] == '1' and #groups > 1)))) then
+  -- Whether a caller holding the filter is answered from its candidates (up to heldMost of them).
+  local holdable = not plainly and (not vkeys or #groups > 1)
+  if size > 0 and count > 0 and (passing <= fewest or (ARGV[12] == '1' and passing <= heldMost and holdable)) then
     reply[7] = generation
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
@@ -278,7 +281,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   end
   -- Answered by HNSW, though the candidates would answer a caller holding them: how many it would
   -- hold, which the caller's admission counts as scored (candidate-sets.ts).
-  if guessed <= heldMost and not plainly and (not vkeys or #groups > 1) then reply[6] = guessed end
+  if holdable and guessed <= heldMost then reply[6] = guessed end
 end
 -- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
 -- about the requested count pass (callers ask twice the hits they need when filtering); the caller
