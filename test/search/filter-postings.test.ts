@@ -10,7 +10,7 @@ import type { JsonObject } from "../../src/catalogs/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry, IndexHit } from "../../src/search/index.js";
-import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -29,6 +29,9 @@ function attributesOf(i: number): JsonObject {
   // 3,500 and 3,200 of 4,000, 2,800 both: each above the candidate limit, together below it.
   a.visible = i % 8 !== 0;
   a.market = i % 5 !== 0 ? "eu" : "us";
+  // 3,100 each, 2,200 both: a sample of one bounds the intersection below the limit.
+  a.early = i % 40 < 31;
+  a.late = i % 40 >= 9;
   if (i % 4 === 0) a.tags = ["sale", i % 5, `t${i % 6}`, ["nested"], { o: 1 }];
   if (i % 9 === 0) a.label = i % 2 === 0 ? "17" : 17; // a string and a number never equal each other
   if (i % 11 === 0) a["brand name"] = `it's "b${i % 3}"\n`;
@@ -91,6 +94,32 @@ function expectMarked(hits: readonly IndexHit[], filters: MetadataFilter[]): voi
   expect(failing.length).toBeGreaterThan(0);
   expect(hits.filter((h) => h.failsFilters).map((h) => h.productId)).toEqual(failing.map((h) => h.productId));
   for (const h of hits) expect(h.attributes).toEqual(h.failsFilters ? {} : byId.get(h.productId)!.attributes);
+}
+
+/** How many times the test's keys were sent the command (by the query script too) while `work` ran: MONITOR on every master. */
+async function commandsSentDuring(command: string, work: () => Promise<unknown>): Promise<number> {
+  let sent = 0;
+  const mark = `${prefix}monitor-mark`;
+  const monitors = await forEachPrimary(redis, (node) => node.monitor());
+  try {
+    // MONITOR reports in the order commands run: once it shows a mark sent after the work, it has
+    // shown every command the work sent to that node.
+    const marked = monitors.map(
+      (monitor) =>
+        new Promise<void>((resolve) =>
+          monitor.on("monitor", (_time: string, args: string[]) => {
+            if (args[0]?.toLowerCase() === command && args.some((a) => a.startsWith(prefix))) sent++;
+            if (args[1] === mark) resolve();
+          }),
+        ),
+    );
+    await work();
+    await forEachPrimary(redis, (node) => node.echo(mark));
+    await Promise.all(marked);
+  } finally {
+    for (const monitor of monitors) monitor.disconnect();
+  }
+  return sent;
 }
 
 describe("field postings", () => {
@@ -173,6 +202,21 @@ describe("field postings", () => {
     const cosines = answer.hits.map((h) => h.cosine);
     expect(cosines).toEqual([...cosines].sort((a, b) => b - a));
     expectMarked(answer.hits, filters);
+  });
+
+  it.each<[string, MetadataFilter[], boolean]>([
+    ["2,200 of 3,100 and 3,100: the sample bounds it below the limit", [F("early", "eq", true), F("late", "eq", true)], false],
+    ["3,500 of 3,500 and 4,000: the sample bounds it above the limit", [F("visible", "eq", true), F("rank", "eq", "NO_BOOST")], false],
+    ["3,200 of 3,200 and 4,000: the sample's bounds straddle the limit", [F("market", "eq", "eu"), F("rank", "eq", "NO_BOOST")], true],
+  ])("eq filters each past the candidate limit, %s: counted by SINTERCARD only then", async (_name, filters, counted) => {
+    const sent = await commandsSentDuring("sintercard", () => ask(filters, ALL));
+    expect(sent).toBe(counted ? 1 : 0);
+    const answer = await ask(filters, ALL);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    const best = passing(filters).sort((a, b) => cosine(b) - cosine(a));
+    // At most 3,000: every one, scored exactly; else the plain HNSW path, asked for about all.
+    if (best.length <= 3000) expect(answer.hits.map((h) => h.productId)).toEqual(best);
+    else expect(answer.complete).toBeFalsy();
   });
 
   it("follows upserts and removals", async () => {

@@ -7,6 +7,11 @@ export const COMMON_WORD_NEAREST = 5;
  * sets (one VSIM each, merged); more values ask the whole set, as a single larger search is cheaper.
  */
 export const VALUE_SETS_PER_GROUP = 8;
+/**
+ * Members of the smallest posting sampled to bound an intersection of eq filters: about 0.4 ms of
+ * Redis, where counting it (SINTERCARD) scans the posting until the limit.
+ */
+export const INTERSECTION_SAMPLE = 1024;
 
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
@@ -160,27 +165,52 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     if not passing or n < passing then smallest, passing = g, n end
     estimate = estimate * math.min(1, n / math.max(size, 1))
   end
-  -- Several eq filters: their intersection's own size (SINTERCARD stops counting past the limit),
-  -- which is often far below the smallest filter's (two 10% filters: 1%).
+  -- Several eq filters: their intersection's own size, which is often far below the smallest
+  -- filter's (two 10% filters: 1%). First a sample of the smallest posting, each member looked up
+  -- in the others: exact when it is the whole posting, else it bounds the intersection (3 sigma),
+  -- and when the bounds fall on one side of what this query may score, that is all the path needs.
+  -- SINTERCARD (which scans until its limit: at 1M, two 10% filters, 23 ms) only when they straddle it.
   local single = #groups > 1
   for g = 1, #groups do single = single and #groups[g] == 1 end
   local fewest, heldMost = tonumber(ARGV[9]), math.max(tonumber(ARGV[9]), tonumber(ARGV[13]))
-  -- SINTERCARD counts exactly up to what this query may score.
+  -- What this query may score (ARGV[12]: the filter is held or to be).
   local most = ARGV[12] == '1' and heldMost or fewest
-  -- The candidates the filter would have if held: passing, or past SINTERCARD's limit the estimate.
+  -- The candidates the filter would have if held: passing, or the estimate when above it.
   local guessed = passing
   if single and passing > fewest then
-    local args = {'SINTERCARD', #groups}
-    for g = 1, #groups do args[#args + 1] = fbase .. groups[g][1] end
-    args[#args + 1] = 'LIMIT'
-    args[#args + 1] = most + 1
-    local n = redis.call(unpack(args))
-    -- n is exact up to the limit; past it, n only says "at least", which may exceed the estimate.
-    if n <= most then
-      passing = n
-      estimate = n
+    local picked = redis.call('SRANDMEMBER', fbase .. groups[smallest][1], ${INTERSECTION_SAMPLE})
+    local hits = 0
+    for _, id in ipairs(picked) do
+      local all = true
+      for g = 1, #groups do
+        if g ~= smallest and redis.call('SISMEMBER', fbase .. groups[g][1], id) == 0 then
+          all = false
+          break
+        end
+      end
+      if all then hits = hits + 1 end
+    end
+    local scale, spread = passing / #picked, 3 * math.sqrt(hits)
+    if #picked >= passing then
+      passing, estimate = hits, hits
+    elseif (hits + spread + 3) * scale <= most then
+      -- At most \`most\`: the candidates path, whose SINTER counts them exactly.
+      passing, estimate = math.ceil((hits + spread + 3) * scale), math.floor(hits * scale)
+    elseif (hits - spread) * scale > most then
+      estimate = math.floor(hits * scale)
     else
-      estimate = math.max(estimate, n)
+      local args = {'SINTERCARD', #groups}
+      for g = 1, #groups do args[#args + 1] = fbase .. groups[g][1] end
+      args[#args + 1] = 'LIMIT'
+      args[#args + 1] = most + 1
+      local n = redis.call(unpack(args))
+      -- n is exact up to the limit; past it, n only says "at least", which may exceed the estimate.
+      if n <= most then
+        passing = n
+        estimate = n
+      else
+        estimate = math.max(math.floor(hits * scale), n)
+      end
     end
     guessed = math.min(passing, estimate)
   end
