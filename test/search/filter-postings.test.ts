@@ -245,7 +245,7 @@ describe("field postings", () => {
     }
     const again = await ask([F("shop", "eq", "h42")], ALL);
     expect(again.kind === "ok" && again.complete).toBe(true);
-  });
+  }, 120_000);
 
   it("is off by default: an upsert over a build with postings stops their use, and a rebuild writes none", async () => {
     const plain = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100 });
@@ -262,7 +262,7 @@ describe("field postings", () => {
     } finally {
       await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
     }
-  });
+  }, 120_000);
 });
 
 describe("a catalog split into parts", () => {
