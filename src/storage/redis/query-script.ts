@@ -167,7 +167,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   end
   -- Several eq filters: their intersection's own size, which is often far below the smallest
   -- filter's (two 10% filters: 1%). First a sample of the smallest posting, each member looked up
-  -- in the others: exact when it is the whole posting, else it bounds the intersection (3 sigma),
+  -- in the others: exact when it is the whole posting, else it bounds the intersection (4 sigma),
   -- and when the bounds fall on one side of what this query may score, that is all the path needs.
   -- SINTERCARD (which scans until its limit: at 1M, two 10% filters, 23 ms) only when they straddle it.
   local single = #groups > 1
@@ -190,7 +190,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       end
       if all then hits = hits + 1 end
     end
-    local scale, spread = passing / #picked, 3 * math.sqrt(hits)
+    local scale, spread = passing / #picked, 4 * math.sqrt(hits)
     if #picked >= passing then
       passing, estimate = hits, hits
     elseif (hits + spread + 3) * scale <= most then
