@@ -53,8 +53,9 @@ export const INTERSECTION_SAMPLE = 1024;
 //         ("<id> <stamp>\n" lines, or ""; in modes 0 and 1, how many candidates the filter would
 //         have had it been held, or "" when it would not be answered from them), in modes 2 and 3
 //         the candidates' generation ("<build>:<write count>", else ""), (id, score, attrs or '!'
-//         when the postings say it fails the filters) per hit; in mode 2 the candidates with no stamp, or all when not named by
-//         stamp, as (id, FP32 element blob, attrs, words), and nothing after them; in modes 0 and
+//         when the postings say it fails the filters) per hit; in mode 2 the candidates with no
+//         stamp, or all when not named by stamp, as (id, FP32 element blob, attrs, words), and
+//         nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
