@@ -180,17 +180,18 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   local guessed = passing
   if single and passing > fewest then
     local picked = redis.call('SRANDMEMBER', fbase .. groups[smallest][1], ${INTERSECTION_SAMPLE})
-    local hits = 0
-    for _, id in ipairs(picked) do
-      local all = true
-      for g = 1, #groups do
-        if g ~= smallest and redis.call('SISMEMBER', fbase .. groups[g][1], id) == 0 then
-          all = false
-          break
+    -- One SMISMEMBER per other posting over the sample's survivors so far.
+    local survivors = picked
+    for g = 1, #groups do
+      if g ~= smallest and #survivors > 0 then
+        local found, kept = redis.call('SMISMEMBER', fbase .. groups[g][1], unpack(survivors)), {}
+        for k = 1, #survivors do
+          if found[k] == 1 then kept[#kept + 1] = survivors[k] end
         end
+        survivors = kept
       end
-      if all then hits = hits + 1 end
     end
+    local hits = #survivors
     -- (+ 3: with no hits seen, the bound a sample of this size still leaves.)
     local scale, spread = passing / #picked, 4 * math.sqrt(hits)
     if #picked >= passing then
