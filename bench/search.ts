@@ -4,7 +4,7 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
-//                           [--parts 1]
+//                           [--parts 1] [--import-rate 100]
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
@@ -12,6 +12,8 @@
 // in turn, over REST and as raw VSIM ... FILTER (the pushed-down expression the service
 // builds) at the same EF, at 1 and 8 clients, with recall@10 against the exact filtered answer (raw
 // VSIM by vector; REST by the service's documented score, lexical term included, as unfiltered).
+// Then a filter of one value and the pairs again during an import: products written again at
+// --import-rate products/s (0: not run; 100 by default, about what image processing feeds).
 //
 // --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
 // (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
@@ -642,6 +644,8 @@ interface Options {
   brands: number;
   /** The sets the catalog's index is split into. */
   parts: number;
+  /** Products written again a second while the filters are asked during an import (0: not asked). */
+  importRate: number;
 }
 
 interface Outcome {
@@ -698,6 +702,7 @@ async function main(): Promise<void> {
       filters: { type: "boolean", default: false },
       brands: { type: "string", default: String(BRANDS) },
       parts: { type: "string", default: "1" },
+      "import-rate": { type: "string", default: "100" },
     },
   });
   const { homedir } = await import("node:os");
@@ -712,10 +717,12 @@ async function main(): Promise<void> {
     filters: values.filters,
     brands: Number(values.brands),
     parts: Number(values.parts),
+    importRate: Number(values["import-rate"]),
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
   if (!Number.isInteger(options.parts) || options.parts < 1) throw new Error(`--parts must be a positive integer, got ${values.parts}`);
+  if (!(options.importRate >= 0)) throw new Error(`--import-rate must be 0 or more products/s, got ${values["import-rate"]}`);
 
   const runStarted = performance.now();
   const { provisionRedis8, provisionRedis8Cluster } = await import("../src/provisioning/index.js");
@@ -792,6 +799,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     }
     const lexical = await lexicalRuns(bench, loaded, runner, options);
     const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c) : [];
+    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, { app, rate: options.importRate })));
 
     const recallRaw = recallAt(raw1.results, queries.truth);
     const recallService = recallAt(rest1.results, queries.scoreTruth);
@@ -1103,6 +1111,12 @@ const FILTER_CASES: readonly [string, BenchFilter[][]][] = [
   ["1% (section and finish, 10 pairs in turn)", Array.from({ length: 10 }, (_, v) => [eq("section", `s${v}`), eq("finish", `f${(v + 3) % 10}`)])],
 ];
 
+/**
+ * Asked again during an import (--import-rate): a filter of one value and pairs, whose candidates
+ * are held while the catalog takes no write and read or bounded afresh on every query while it does.
+ */
+const IMPORT_CASES = ["1% (shop)", "1% (section and finish)", "1% (section and finish, 10 pairs in turn)"];
+
 /** 1 where the product passes (bytes: a rotating case keeps 100 masks of the catalog). */
 type FilterMask = Uint8Array;
 
@@ -1362,12 +1376,22 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
  * pushes down, recall against the exact filtered answer (scores below 0 dropped, as the service's
  * similarity_threshold 0 does).
  */
-async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: WireRunner, ef: number, c: number): Promise<FilteredOutcome[]> {
+async function filteredRuns(
+  loaded: LoadedCatalog,
+  q: BenchQueries,
+  runner: WireRunner,
+  ef: number,
+  c: number,
+  during?: { app: ApiApp; rate: number },
+): Promise<FilteredOutcome[]> {
   const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
   const { catalog } = loaded;
   const { run, task, cpuNote } = runner;
   const filtered: FilteredOutcome[] = [];
-  for (const [caseIndex, [label, filters]] of FILTER_CASES.entries()) {
+  for (const [caseIndex, [caseLabel, filters]] of FILTER_CASES.entries()) {
+    if (during && !IMPORT_CASES.includes(caseLabel)) continue;
+    const label = during ? `${caseLabel} during an import` : caseLabel;
+    const importing = during && startImport(during.app, loaded, during.rate);
     const keeps = filters.map((f) => filterMask(catalog, f));
     const truthF = q.vectors.map((v, k) => {
       const e = bruteForceTopK(catalog, v, TOP_K, keeps[k % keeps.length]);
@@ -1380,6 +1404,7 @@ async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: Wire
     const r8 = await run({ ...task("raw", c), filterExprs }, `raw VSIM FILTER ${label} c=${c}`);
     const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
     const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
+    const imported = importing && (await importing.stop());
     const outcome = {
       label,
       // A rotating case: the mean over its values.
@@ -1394,6 +1419,7 @@ async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: Wire
     };
     filtered.push(outcome);
     console.log(`  filtered ${label}: ${outcome.matching} matching products`);
+    if (imported) console.log(`    import: ${imported.written} products written again meanwhile, ${((imported.written / imported.ms) * 1000).toFixed(0)}/s (asked ${during!.rate}/s)`);
     console.log(statLine(`  raw VSIM FILTER EF ${ef}, 1 client`, r1.s, cpuNote(r1)));
     console.log(statLine(`  raw VSIM FILTER EF ${ef}, ${c} clients`, r8.s, cpuNote(r8)));
     console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
@@ -1405,19 +1431,51 @@ async function filteredRuns(loaded: LoadedCatalog, q: BenchQueries, runner: Wire
   return filtered;
 }
 
+/** Product i's index entry, as the service's sync writes it. */
+function entryOf(catalog: Catalog, i: number): IndexEntry {
+  return {
+    productId: catalog.ids[i]!,
+    vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
+    attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
+    words: lexicalWords(catalog.descriptors[i]!),
+  };
+}
+
 async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<IndexEntry[]> {
   for (let start = 0; start < catalog.n; start += size) {
     const page: IndexEntry[] = [];
-    for (let i = start; i < Math.min(catalog.n, start + size); i++) {
-      page.push({
-        productId: catalog.ids[i]!,
-        vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
-        attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
-        words: lexicalWords(catalog.descriptors[i]!),
-      });
-    }
+    for (let i = start; i < Math.min(catalog.n, start + size); i++) page.push(entryOf(catalog, i));
     yield page;
   }
+}
+
+/**
+ * An import going on: random products written again (their own entries, so every exact answer
+ * stands) at `rate` products/s, in tens, through the index the service's sync writes with. Each
+ * write moves the catalog's write count, so no process holds a filter's candidates meanwhile.
+ */
+function startImport(app: ApiApp, loaded: LoadedCatalog, rate: number): { stop(): Promise<{ written: number; ms: number }> } {
+  const BATCH = 10;
+  const random = seededRandom(20241126);
+  const started = performance.now();
+  let stopped = false;
+  let written = 0;
+  const writing = (async () => {
+    while (!stopped) {
+      const wait = started + ((written + BATCH) / rate) * 1000 - performance.now();
+      if (wait > 0) await sleep(wait);
+      const page = Array.from({ length: BATCH }, () => entryOf(loaded.catalog, Math.floor(random() * loaded.catalog.n)));
+      await app.searchIndex.index.upsert(loaded.catalogId, page);
+      written += BATCH;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await writing;
+      return { written, ms: performance.now() - started };
+    },
+  };
 }
 
 function printSummary(outcomes: Outcome[]): void {
