@@ -10,9 +10,10 @@ import type { JsonObject } from "../../src/catalogs/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry, IndexHit } from "../../src/search/index.js";
-import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
+import { callsOf } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -97,11 +98,6 @@ function expectMarked(hits: readonly IndexHit[], filters: MetadataFilter[]): voi
   for (const h of hits) expect(h.attributes).toEqual(h.failsFilters ? {} : byId.get(h.productId)!.attributes);
 }
 
-/** The calls of a command so far on every master of a Redis (INFO commandstats; script calls count). */
-async function callsOf(client: RedisClient, command: string): Promise<number> {
-  const stats = await forEachPrimary(client, (node) => node.info("commandstats"));
-  return stats.reduce((sum, text) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(text)?.[1] ?? 0), 0);
-}
 
 describe("field postings", () => {
   it.each<[string, MetadataFilter[]]>([

@@ -12,7 +12,8 @@ import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js
 import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
-import { keysMatching } from "../support/redis-keys.js";
+import { callsOf, keysMatching } from "../support/redis-keys.js";
+import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -231,6 +232,71 @@ describe("value sets", () => {
     await index.rebuild(catalogId, VERSION, pages([...byId.values()]));
     expect((await valueSet("s0")).size).toBe(3999);
   }, 180_000);
+});
+
+describe("a filter on one field passed by few, not held", () => {
+  // A Redis of this block's own, whose command counts are its alone: 2,000 products, each zone
+  // (a value set) 250 of them, within the candidates scored exactly.
+  const few = entries.slice(0, 2000);
+  const fewById = new Map(few.map((e) => [e.productId, e]));
+  let own: OwnRedis;
+  let ownClient: RedisClient;
+  let ownIndex: RedisVectorIndex;
+
+  beforeAll(async () => {
+    own = await startOwnRedis();
+    const config = loadConfig({ ...own.env, REDIS_KEY_PREFIX: prefix, SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "section,zone" });
+    ownClient = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+    ownIndex = new RedisVectorIndex(ownClient, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: config.search.valueSetFields, holderCacheEntries: 10_000 });
+    await ownIndex.rebuild(catalogId, VERSION, pages(few));
+  }, 120_000);
+
+  afterAll(async () => {
+    ownClient?.disconnect();
+    await own?.stop();
+  });
+
+  /** The answer, exact, and how many VSIMs it took (one per value set scanned; none from candidates). */
+  async function answered(filters: MetadataFilter[], by = ownIndex): Promise<number> {
+    const before = await callsOf(ownClient, "vsim");
+    const answer = await by.query(catalogId, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    const vsims = (await callsOf(ownClient, "vsim")) - before;
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.exact).toBe(true);
+    expect(answer.hits.map((h) => h.productId), JSON.stringify(filters)).toEqual(best(filters, fewById).slice(0, 20));
+    for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId, fewById), 5);
+    for (const h of answer.hits) expect(h.attributes).toEqual(fewById.get(h.productId)!.attributes);
+    return vsims;
+  }
+
+  it("is answered by an exact scan of its values' sets, not by reading its candidates whole", async () => {
+    expect(await answered([eq("zone", "z1")])).toBe(1);
+    expect(await answered([{ field: "zone", operator: "in", value: ["z2", "z3"] }])).toBe(2);
+    // Another filter beside it: pushed into the scan.
+    expect(await answered([eq("zone", "z4"), { field: "price", operator: "lt", value: 10 }])).toBe(1);
+    // A field without value sets: its candidates, as before.
+    expect(await answered([eq("shop", "h7")])).toBe(0);
+  });
+
+  it("is held from its second ask when asked again soon", async () => {
+    const filters = [eq("zone", "z5")];
+    expect(await answered(filters)).toBe(1);
+    // Read by stamp, then held: no VSIM either time.
+    expect(await answered(filters)).toBe(0);
+    expect(await answered(filters)).toBe(0);
+  });
+
+  it("counts, for admission, the candidates holding it would hold", async () => {
+    // Room for one zone's 250: another asked between would have pushed it out.
+    const mine = new RedisVectorIndex(ownClient, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 400 });
+    const [z6, z7] = [[eq("zone", "z6")], [eq("zone", "z7")]];
+    expect(await answered(z6, mine)).toBe(1);
+    expect(await answered(z7, mine)).toBe(1);
+    // Not admitted (z7's 250 since), scanned again; asked again at once, it is (read, then held).
+    expect(await answered(z6, mine)).toBe(1);
+    expect(await answered(z6, mine)).toBe(0);
+    expect(await answered(z6, mine)).toBe(0);
+  });
 });
 
 describe("value sets of a catalog split into parts", () => {

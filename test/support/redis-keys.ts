@@ -16,3 +16,12 @@ export async function deleteKeys(redis: RedisClient, keys: readonly string[]): P
 export async function flushAll(redis: RedisClient): Promise<void> {
   await forEachPrimary(redis, (node) => node.flushall());
 }
+
+/**
+ * The calls of a command so far on every master of a Redis (INFO commandstats; script calls count;
+ * a module's commands, such as VSIM, are listed in capitals).
+ */
+export async function callsOf(redis: RedisClient, command: string): Promise<number> {
+  const stats = await forEachPrimary(redis, (node) => node.info("commandstats"));
+  return stats.reduce((sum, text) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`, "i").exec(text)?.[1] ?? 0), 0);
+}

@@ -24,12 +24,13 @@ export const INTERSECTION_SAMPLE = 1024;
 //   that holds them as of the build's current write count (ARGV[14]) is told so (mode 3); else
 //   they are returned with their stamps for the caller to score exactly from its holder cache,
 //   reading only what it lacks (mode 2). No VSIM, and no holders: the caller finds the query's
-//   words among the candidates' own;
+//   words among the candidates' own. But a filter on one field, not to be held, whose values'
+//   sets (below) hold at most ARGV[9] elements is answered by an exact scan of those sets;
 // - else, when an eq filter's value has a vector set of its own (a value set, lexical-script.ts),
 //   or an in filter's every value (up to VALUE_SETS_PER_GROUP), the smallest such set or sets
 //   stand for the whole one below (every element that can pass is in them; several are each
 //   asked the same and their answers merged by score);
-// - else an exact scan (TRUTH) for sets of at most ARGV[2] elements;
+// - else an exact scan (TRUTH) for sets of at most ARGV[2] elements (and for those value sets);
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
 //   asked for enough elements that about the count pass (the caller post-filters);
 // - else HNSW (EF ARGV[5]) with the filter pushed down (FILTER-EF ARGV[7]); the caller widens.
@@ -127,8 +128,8 @@ local smallest, passing, estimate, fbase
 -- Each eq/in token's posting size.
 local postings = {}
 -- The value sets (lexical-script.ts) to ask HNSW instead of the whole set (one group's: its
--- values'), and their sizes' sum.
-local vkeys, vsize
+-- values'), and their sizes' sum; scanSets: scanned exactly (TRUTH) instead, few as they are.
+local vkeys, vsize, scanSets
 -- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
 -- product outside them fails the query, and is neither returned with its attributes nor as a holder.
 local judged = false
@@ -224,7 +225,12 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- above, where the sets answer one group and post-filter the others (at 1M, two 10% filters:
   -- held 24 ms p99, over a value set 46 ms and recall 0.955).
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
-  if passing > fewest then
+  -- A filter on one field passed by at most \`fewest\`, not to be held: read whole, its candidates
+  -- would cost Redis and the caller a copy of each on every query (2,000: 12-15 ms of Redis). When
+  -- its values' sets hold at most \`fewest\` elements, scanning them exactly (VSIM TRUTH) gives the
+  -- same answer for a fraction of that. Held (asked again soon), the candidates cost less still.
+  local unheld = #groups == 1 and passing <= fewest and ARGV[12] ~= '1'
+  if passing > fewest or unheld then
     local vbase = KEYS[3] .. meta[3] .. ':fv:'
     for g = 1, #groups do
       if #groups[g] <= ${VALUE_SETS_PER_GROUP} then
@@ -244,9 +250,13 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       end
     end
   end
+  if unheld and vkeys then
+    if vsize <= fewest then scanSets = true else vkeys, vsize = nil, nil end
+  end
   -- Whether a caller holding the filter is answered from its candidates (up to heldMost of them).
   local holdable = not plainly and (not vkeys or #groups > 1)
-  if size > 0 and count > 0 and (passing <= fewest or (ARGV[12] == '1' and passing <= heldMost and holdable)) then
+  local fromCandidates = (passing <= fewest and not scanSets) or (ARGV[12] == '1' and passing <= heldMost and holdable)
+  if size > 0 and count > 0 and fromCandidates then
     reply[7] = generation
     -- Every element holding a posting of the smallest group and one of each other group's.
     reply[3] = 2
@@ -314,7 +324,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   end
   -- Answered by HNSW, though the candidates would answer a caller holding them: how many it would
   -- hold, which the caller's admission counts as scored (candidate-sets.ts).
-  if holdable and guessed <= heldMost then reply[6] = guessed end
+  if (holdable or scanSets) and guessed <= heldMost then reply[6] = guessed end
 end
 -- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
 -- about the requested count pass (callers ask twice the hits they need when filtering); the caller
@@ -341,7 +351,7 @@ local shown, beyond = ask, {}
 if anyCommon then ask = math.ceil(ask * widen) end
 if size > 0 and count > 0 then
   local args = {'VSIM', keys[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
-  if among <= tonumber(ARGV[2]) then
+  if among <= tonumber(ARGV[2]) or scanSets then
     args[#args + 1] = 'TRUTH'
   else
     reply[3] = 0
