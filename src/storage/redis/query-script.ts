@@ -227,8 +227,9 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   local plainly = judged and math.ceil(count * size / math.max(estimate, 1)) <= tonumber(ARGV[11])
   -- A filter on one field passed by at most \`fewest\`, not to be held: read whole, its candidates
   -- would cost Redis and the caller a copy of each on every query (2,000: 12-15 ms of Redis). When
-  -- its values' sets hold at most \`fewest\` elements, scanning them exactly (VSIM TRUTH) gives the
-  -- same answer for a fraction of that. Held (asked again soon), the candidates cost less still.
+  -- its values' sets hold at most \`fewest\` elements, scanning them exactly (VSIM TRUTH) finds the
+  -- nearest for a fraction of that (the query's words credited from their holders, as for HNSW).
+  -- Held (asked again soon), the candidates cost less still.
   local unheld = #groups == 1 and passing <= fewest and ARGV[12] ~= '1'
   if passing > fewest or unheld then
     local vbase = KEYS[3] .. meta[3] .. ':fv:'
