@@ -98,7 +98,6 @@ function expectMarked(hits: readonly IndexHit[], filters: MetadataFilter[]): voi
   for (const h of hits) expect(h.attributes).toEqual(h.failsFilters ? {} : byId.get(h.productId)!.attributes);
 }
 
-
 describe("field postings", () => {
   it.each<[string, MetadataFilter[]]>([
     ["eq string, 1%", [F("shop", "eq", "h42")]],
