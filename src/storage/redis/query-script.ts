@@ -254,8 +254,9 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   if unheld and vkeys then
     if vsize <= fewest then scanSets = true else vkeys, vsize = nil, nil end
   end
-  -- Whether a caller holding the filter is answered from its candidates (up to heldMost of them).
-  local holdable = not plainly and (not vkeys or #groups > 1)
+  -- Whether a caller holding the filter is answered from its candidates (up to heldMost of them;
+  -- a filter whose sets are scanned has at most \`fewest\`).
+  local holdable = scanSets or (not plainly and (not vkeys or #groups > 1))
   local fromCandidates = (passing <= fewest and not scanSets) or (ARGV[12] == '1' and passing <= heldMost and holdable)
   if size > 0 and count > 0 and fromCandidates then
     reply[7] = generation
@@ -325,7 +326,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   end
   -- Answered by HNSW, though the candidates would answer a caller holding them: how many it would
   -- hold, which the caller's admission counts as scored (candidate-sets.ts).
-  if (holdable or scanSets) and guessed <= heldMost then reply[6] = guessed end
+  if holdable and guessed <= heldMost then reply[6] = guessed end
 end
 -- Filters the postings answer whole, passed by many: plain HNSW, asked for enough elements that
 -- about the requested count pass (callers ask twice the hits they need when filtering); the caller
