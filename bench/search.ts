@@ -4,7 +4,7 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
-//                           [--parts 1] [--import-rate 100]
+//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs]
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
@@ -14,6 +14,8 @@
 // VSIM by vector; REST by the service's documented score, lexical term included, as unfiltered).
 // Then a filter of one value and the pairs again during an import: products written again at
 // --import-rate products/s (0: not run; 100 by default, about what image processing feeds).
+// --filter-cases keeps only the filter rows whose label contains one of its comma-separated words
+// (a row measured again, build against build, without the others' ten minutes).
 //
 // --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
 // (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
@@ -37,6 +39,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { createClient } from "@connectrpc/connect";
@@ -44,10 +47,9 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Cluster, Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
 import type { OpenedSentenceEncoder } from "../src/embeddings/index.js";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpcJs from "@grpc/grpc-js";
-import { SearchProductsRequestSchema, SearchProductsResponseSchema, SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
-import type { SearchProductsRequest, SearchProductsResponse } from "../src/gen/vitrine/v1/search_service_pb.js";
+import * as protoLoader from "@grpc/proto-loader";
+import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { ApiApp } from "../src/apps/api/api-app.js";
 import type { Config } from "../src/config/index.js";
@@ -151,44 +153,17 @@ async function workerMain(): Promise<void> {
   const rest = new URL(target.restUrl);
   const redisPool: (Redis | Cluster)[] = [];
   const grpcHeaders = { [API_KEY_HEADER]: target.apiKey };
-  // The client library internal services use (@grpc/grpc-js), with the generated protobuf-es
-  // (de)serialisers: beside Connect's gRPC client, so the client's own cost shows apart from the
+  // The client library of the design card, as internal services call us: @grpc/grpc-js with
+  // @grpc/proto-loader on the project's own .proto files (test/grpc/grpc-js-client.test.ts loads
+  // them alike), beside Connect's gRPC client, so the client's own cost shows apart from the
   // service's on these shared cores.
-  const grpcJsClient = new (grpcJs.makeGenericClientConstructor(
-    {
-      searchProducts: {
-        path: `/${SearchService.typeName}/${SearchService.method.searchProducts.name}`,
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (message: SearchProductsRequest) => Buffer.from(toBinary(SearchProductsRequestSchema, message)),
-        requestDeserialize: (bytes: Buffer) => fromBinary(SearchProductsRequestSchema, bytes),
-        responseSerialize: (message: SearchProductsResponse) => Buffer.from(toBinary(SearchProductsResponseSchema, message)),
-        responseDeserialize: (bytes: Buffer) => fromBinary(SearchProductsResponseSchema, bytes),
-      },
-    },
-    "SearchService",
-  ))(new URL(target.grpcUrl).host, grpcJs.credentials.createInsecure()) as unknown as {
-    searchProducts(request: SearchProductsRequest, metadata: grpcJs.Metadata, callback: (error: grpcJs.ServiceError | null, response?: SearchProductsResponse) => void): void;
-  };
+  const grpcJsClient = grpcJsSearchClient(target.grpcUrl);
   const grpcJsMetadata = new grpcJs.Metadata();
   grpcJsMetadata.set(API_KEY_HEADER, target.apiKey);
-  const grpcJsRequests = new Map<string, SearchProductsRequest>();
   function grpcJsSearch(query: string): Promise<string[]> {
-    let request = grpcJsRequests.get(query);
-    if (request === undefined) {
-      request = create(SearchProductsRequestSchema, {
-        organizationId: target.organizationId,
-        catalogId: target.catalogId,
-        query,
-        topK: TOP_K,
-        visualWeight: VISUAL_WEIGHT,
-        similarityThreshold: 0,
-      });
-      grpcJsRequests.set(query, request);
-    }
-    const message = request;
+    const request = { organizationId: target.organizationId, catalogId: target.catalogId, query, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 };
     return new Promise((resolve, reject) =>
-      grpcJsClient.searchProducts(message, grpcJsMetadata, (error, response) =>
+      grpcJsClient.searchProducts(request, grpcJsMetadata, (error, response) =>
         error ? reject(error) : resolve(response!.results.map((r) => r.productId)),
       ),
     );
@@ -317,7 +292,7 @@ async function workerMain(): Promise<void> {
       void (async () => {
         for (const r of redisPool) await r.quit().catch(() => undefined);
         agent.destroy();
-        grpcJs.closeClient(grpcJsClient as unknown as grpcJs.Client);
+        grpcJsClient.close();
         port.postMessage({ closed: true });
         port.close();
       })();
@@ -328,6 +303,27 @@ async function workerMain(): Promise<void> {
       (error: unknown) => port.postMessage({ id: message.id, error: (error as Error).stack ?? String(error) }),
     );
   });
+}
+
+interface GrpcJsSearchClient extends grpcJs.Client {
+  searchProducts(request: object, metadata: grpcJs.Metadata, callback: (error: grpcJs.ServiceError | null, response?: { results: { productId: string }[] }) => void): void;
+}
+
+/** SearchService through @grpc/proto-loader, with the options the grpc-js client test uses. */
+function grpcJsSearchClient(grpcUrl: string): GrpcJsSearchClient {
+  const definition = grpcJs.loadPackageDefinition(
+    protoLoader.loadSync(["vitrine/v1/search_service.proto"], {
+      keepCase: false,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+      includeDirs: [fileURLToPath(new URL("../proto", import.meta.url)), fileURLToPath(new URL("../node_modules/google-proto-files", import.meta.url))],
+    }),
+  );
+  const v1 = (definition.vitrine as grpcJs.GrpcObject).v1 as grpcJs.GrpcObject;
+  const SearchServiceClient = v1.SearchService as grpcJs.ServiceClientConstructor;
+  return new SearchServiceClient(new URL(grpcUrl).host, grpcJs.credentials.createInsecure()) as unknown as GrpcJsSearchClient;
 }
 
 /** CPU time of the calling thread (Linux), in ms; NaN elsewhere. */
@@ -646,6 +642,8 @@ interface Options {
   parts: number;
   /** Products written again a second while the filters are asked during an import (0: not asked). */
   importRate: number;
+  /** Words of which a filter row's label must contain one (empty: every row). */
+  filterCases: string[];
 }
 
 interface Outcome {
@@ -703,6 +701,7 @@ async function main(): Promise<void> {
       brands: { type: "string", default: String(BRANDS) },
       parts: { type: "string", default: "1" },
       "import-rate": { type: "string", default: "100" },
+      "filter-cases": { type: "string", default: "" },
     },
   });
   const { homedir } = await import("node:os");
@@ -718,6 +717,7 @@ async function main(): Promise<void> {
     brands: Number(values.brands),
     parts: Number(values.parts),
     importRate: Number(values["import-rate"]),
+    filterCases: values["filter-cases"].split(",").map((s) => s.trim()).filter((s) => s !== ""),
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
@@ -798,8 +798,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       sweep.push({ ef: e, recall: recallAt(r.results, queries.truth), s: r.s });
     }
     const lexical = await lexicalRuns(bench, loaded, runner, options);
-    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c) : [];
-    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, { app, rate: options.importRate })));
+    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c, options.filterCases) : [];
+    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, { app, rate: options.importRate })));
 
     const recallRaw = recallAt(raw1.results, queries.truth);
     const recallService = recallAt(rest1.results, queries.scoreTruth);
@@ -1382,6 +1382,7 @@ async function filteredRuns(
   runner: WireRunner,
   ef: number,
   c: number,
+  only: readonly string[],
   during?: { app: ApiApp; rate: number },
 ): Promise<FilteredOutcome[]> {
   const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
@@ -1390,6 +1391,7 @@ async function filteredRuns(
   const filtered: FilteredOutcome[] = [];
   for (const [caseIndex, [caseLabel, filters]] of FILTER_CASES.entries()) {
     if (during && !IMPORT_CASES.includes(caseLabel)) continue;
+    if (only.length > 0 && !only.some((word) => caseLabel.includes(word))) continue;
     const label = during ? `${caseLabel} during an import` : caseLabel;
     const importing = during && startImport(during.app, loaded, during.rate);
     const keeps = filters.map((f) => filterMask(catalog, f));
