@@ -39,7 +39,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { createClient } from "@connectrpc/connect";
@@ -48,7 +47,6 @@ import { Cluster, Redis } from "ioredis";
 import type { Rank } from "../src/catalogs/index.js";
 import type { OpenedSentenceEncoder } from "../src/embeddings/index.js";
 import * as grpcJs from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { SearchService } from "../src/gen/vitrine/v1/search_service_pb.js";
 import type { IndexEntry } from "../src/search/index.js";
 import type { ApiApp } from "../src/apps/api/api-app.js";
@@ -63,6 +61,7 @@ import type { Boosts } from "../src/search/vector-layout.js";
 import { misspelt } from "./eval-service.js";
 import { seededRandom } from "../test/support/random.js";
 import { freePort } from "../test/support/free-port.js";
+import { grpcJsClient, PROTO_INCLUDE_DIRS } from "../test/support/grpc-js-client.js";
 import { vectorToBytes as fp32 } from "../src/storage/index.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -153,17 +152,17 @@ async function workerMain(): Promise<void> {
   const rest = new URL(target.restUrl);
   const redisPool: (Redis | Cluster)[] = [];
   const grpcHeaders = { [API_KEY_HEADER]: target.apiKey };
-  // The client library of the design card, as internal services call us: @grpc/grpc-js with
-  // @grpc/proto-loader on the project's own .proto files (test/grpc/grpc-js-client.test.ts loads
-  // them alike), beside Connect's gRPC client, so the client's own cost shows apart from the
-  // service's on these shared cores.
-  const grpcJsClient = grpcJsSearchClient(target.grpcUrl);
+  // The client library of the design card, as internal services call us (@grpc/grpc-js with
+  // @grpc/proto-loader on the project's own .proto files, as the grpc-js client test loads them),
+  // beside Connect's gRPC client, so the client's own cost shows apart from the service's on these
+  // shared cores.
+  const grpcJsSearchClient = grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(target.grpcUrl).host);
   const grpcJsMetadata = new grpcJs.Metadata();
   grpcJsMetadata.set(API_KEY_HEADER, target.apiKey);
   function grpcJsSearch(query: string): Promise<string[]> {
     const request = { organizationId: target.organizationId, catalogId: target.catalogId, query, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 };
     return new Promise((resolve, reject) =>
-      grpcJsClient.searchProducts(request, grpcJsMetadata, (error, response) =>
+      grpcJsSearchClient.searchProducts(request, grpcJsMetadata, (error, response) =>
         error ? reject(error) : resolve(response!.results.map((r) => r.productId)),
       ),
     );
@@ -292,7 +291,7 @@ async function workerMain(): Promise<void> {
       void (async () => {
         for (const r of redisPool) await r.quit().catch(() => undefined);
         agent.destroy();
-        grpcJsClient.close();
+        grpcJsSearchClient.close();
         port.postMessage({ closed: true });
         port.close();
       })();
@@ -307,23 +306,6 @@ async function workerMain(): Promise<void> {
 
 interface GrpcJsSearchClient extends grpcJs.Client {
   searchProducts(request: object, metadata: grpcJs.Metadata, callback: (error: grpcJs.ServiceError | null, response?: { results: { productId: string }[] }) => void): void;
-}
-
-/** SearchService through @grpc/proto-loader, with the options the grpc-js client test uses. */
-function grpcJsSearchClient(grpcUrl: string): GrpcJsSearchClient {
-  const definition = grpcJs.loadPackageDefinition(
-    protoLoader.loadSync(["vitrine/v1/search_service.proto"], {
-      keepCase: false,
-      longs: String,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-      includeDirs: [fileURLToPath(new URL("../proto", import.meta.url)), fileURLToPath(new URL("../node_modules/google-proto-files", import.meta.url))],
-    }),
-  );
-  const v1 = (definition.vitrine as grpcJs.GrpcObject).v1 as grpcJs.GrpcObject;
-  const SearchServiceClient = v1.SearchService as grpcJs.ServiceClientConstructor;
-  return new SearchServiceClient(new URL(grpcUrl).host, grpcJs.credentials.createInsecure()) as unknown as GrpcJsSearchClient;
 }
 
 /** CPU time of the calling thread (Linux), in ms; NaN elsewhere. */

@@ -3,27 +3,19 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cacheDir } from "../support/cache-dir.js";
+import { grpcJsClient, PROTO_INCLUDE_DIRS } from "../support/grpc-js-client.js";
 import { openText, syntheticProducts } from "../support/search-fixture.js";
 import { completeWith } from "../support/synthetic-processing.js";
 import { startTestServer } from "../support/test-server.js";
 import type { TestServer } from "../support/test-server.js";
-
-const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true };
 
 type Callback = (error: grpc.ServiceError | null, response: any) => void;
 type UnaryClient = grpc.Client & Record<string, (request: object, metadata: grpc.Metadata, callback: Callback) => void>;
 
 let server: TestServer;
 let clients: Record<"catalogs" | "products" | "search" | "recs" | "keys" | "health", UnaryClient>;
-
-function loadService(files: string[], includeDirs: string[], name: string, address: string): UnaryClient {
-  const definition = grpc.loadPackageDefinition(protoLoader.loadSync(files, { ...LOADER_OPTIONS, includeDirs }));
-  const Service = name.split(".").reduce<any>((namespace, part) => namespace[part], definition) as grpc.ServiceClientConstructor;
-  return new Service(address, grpc.credentials.createInsecure()) as unknown as UnaryClient;
-}
 
 function call(client: UnaryClient, method: string, request: object, key?: string): Promise<any> {
   const metadata = new grpc.Metadata();
@@ -48,15 +40,14 @@ const struct = (object: Record<string, string | number>) => ({
 beforeAll(async () => {
   server = await startTestServer({ CACHE_DIR: cacheDir });
   const address = new URL(server.grpcUrl).host;
-  const includeDirs = ["proto", "node_modules/google-proto-files"];
-  const vitrine = (file: string, name: string) => loadService([`vitrine/v1/${file}.proto`], includeDirs, `vitrine.v1.${name}`, address);
+  const vitrine = (file: string, name: string) => grpcJsClient<UnaryClient>([`vitrine/v1/${file}.proto`], PROTO_INCLUDE_DIRS, `vitrine.v1.${name}`, address);
   clients = {
     catalogs: vitrine("catalog_service", "CatalogService"),
     products: vitrine("product_service", "ProductService"),
     search: vitrine("search_service", "SearchService"),
     recs: vitrine("recommendation_service", "RecommendationService"),
     keys: vitrine("api_key_service", "ApiKeyService"),
-    health: loadService(["health/v1/health.proto"], [join("node_modules", "grpc-health-check", "proto")], "grpc.health.v1.Health", address),
+    health: grpcJsClient<UnaryClient>(["health/v1/health.proto"], [join("node_modules", "grpc-health-check", "proto")], "grpc.health.v1.Health", address),
   };
 });
 afterAll(async () => {
