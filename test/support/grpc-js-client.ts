@@ -13,6 +13,9 @@ export const PROTO_INCLUDE_DIRS = [
   fileURLToPath(new URL("../../node_modules/google-proto-files", import.meta.url)),
 ];
 
+/** Where grpc.health.v1's proto is (health/v1/health.proto), resolved the same way. */
+export const HEALTH_PROTO_INCLUDE_DIRS = [fileURLToPath(new URL("../../node_modules/grpc-health-check/proto", import.meta.url))];
+
 /** A client of the service `name` (e.g. "vitrine.v1.SearchService") defined in `files`, at host:port `address`. */
 export function grpcJsClient<T extends grpc.Client>(files: string[], includeDirs: string[], name: string, address: string): T {
   const definition = grpc.loadPackageDefinition(protoLoader.loadSync(files, { ...LOADER_OPTIONS, includeDirs }));
