@@ -11,6 +11,7 @@ import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry, IndexHit } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { WRITE_LOG } from "../../src/storage/redis/lexical-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { callsOf } from "../support/redis-keys.js";
@@ -477,6 +478,75 @@ describe("candidates holding words, through the holder cache", () => {
     expectCurrent(await askWorded(mine));
   });
 
+  /**
+   * A wordless candidate (sent whole whenever the candidates are read, never named by stamp)
+   * changed behind the index's back, the build's write count kept: its held score is `was`, and
+   * only a read of it sees another.
+   */
+  async function tamperWordless(held: IndexHit[]): Promise<{ victim: string; was: number }> {
+    const build = await redis.hget(`${prefix}{${wordedCatalog}}:meta`, "lex");
+    const victim = held.find((h) => worded.get(h.productId)!.words.length === 0)!.productId;
+    await redis.hset(`${prefix}{${wordedCatalog}}:lex:${build}:vec`, victim, Buffer.from(new Float32Array(randomUnit(random, DIM)).buffer));
+    return { victim, was: held.find((h) => h.productId === victim)!.cosine };
+  }
+
+  it("brings held candidates up to date with just the products written since (the build's write log)", async () => {
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+    await askWorded(mine);
+    const held = await askWorded(mine);
+    const { victim, was } = await tamperWordless(held);
+    const ids = held.filter((h) => h.productId !== victim).map((h) => h.productId);
+    const [rewritten, movedOut, removed, wordlessRewritten] = [
+      ...ids.filter((id) => worded.get(id)!.words.length > 0).slice(0, 3),
+      ids.find((id) => worded.get(id)!.words.length === 0)!,
+    ] as [string, string, string, string];
+    const movedIn = [...worded.values()].filter((e) => e.attributes.shop !== "h42");
+    const changes = [
+      { ...worded.get(rewritten)!, vector: randomUnit(random, DIM), attributes: { ...worded.get(rewritten)!.attributes, price: 998 } },
+      { ...worded.get(wordlessRewritten)!, vector: randomUnit(random, DIM) },
+      { ...worded.get(movedOut)!, attributes: { ...worded.get(movedOut)!.attributes, shop: "h43" } },
+      // One with words and one without, each written twice (the later write counts).
+      ...[movedIn.find((e) => e.words.length > 0)!, movedIn.find((e) => e.words.length === 0)!].flatMap((e) => [
+        { ...e, attributes: { ...e.attributes, shop: "h41" } },
+        { ...e, attributes: { ...e.attributes, shop: "h42" } },
+      ]),
+    ];
+    try {
+      // Written by another process's index: this one learns of it only from Redis.
+      await uncached.upsert(wordedCatalog, changes);
+      await uncached.remove(wordedCatalog, [removed]);
+      for (const e of changes) worded.set(e.productId, e);
+      worded.delete(removed);
+      // Current (the products written read anew), and the victim, not written, still as held.
+      expectCurrent(await askWorded(mine));
+      expect((await askWorded(uncached)).find((h) => h.productId === victim)!.cosine).not.toBeCloseTo(was, 3);
+      // Held as brought up to date: asked again with no write, the same.
+      expectCurrent(await askWorded(mine));
+    } finally {
+      await index.upsert(wordedCatalog, [worded.get(victim)!]);
+    }
+    expectCurrent(await askWorded(mine));
+  });
+
+  it("names the candidates anew when more products were written since than the write log keeps", async () => {
+    for (const writes of [WRITE_LOG, WRITE_LOG + 1]) {
+      const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 10_000 });
+      await askWorded(mine);
+      const { victim, was } = await tamperWordless(await askWorded(mine));
+      // A product outside the filter, written again and again unchanged.
+      const other = [...worded.values()].find((e) => e.attributes.shop !== "h42")!;
+      try {
+        await uncached.upsert(wordedCatalog, Array.from({ length: writes }, () => other));
+        const score = (await askWorded(mine)).find((h) => h.productId === victim)!.cosine;
+        if (writes <= WRITE_LOG) expect(score).toBeCloseTo(was, 6);
+        else expect(score).not.toBeCloseTo(was, 3);
+      } finally {
+        await index.upsert(wordedCatalog, [worded.get(victim)!]);
+      }
+      expectCurrent(await askWorded(mine));
+    }
+  });
+
   it("reads and then scores from the cache candidates past the scripts' 500 a call", async () => {
     // 2,800 candidates (two broad eq filters), about 1,870 of them with stamps: several chunks of
     // stamps in the query script, then of reads in the holders script, then all from the cache.
@@ -510,4 +580,48 @@ describe("candidates holding words, through the holder cache", () => {
     expectCurrent(await askWorded(cached));
     expectCurrent(await askWorded(uncached));
   });
+});
+
+describe("held candidates that writes take past the held limit", () => {
+  // 12,000 candidates at most are held (slot-index.ts EXACT_CANDIDATES_HELD): a filter passed by
+  // 11,990 of 12,100 products and asked for 1,000 (too many for plain HNSW) is held from its second
+  // ask; 20 more products written into it make 12,010, past the limit.
+  const bigCatalog = `postings-big-${randomBytes(4).toString("hex")}`;
+  const size = 12_100;
+  const big = new Map(
+    Array.from({ length: size }, (_, i): [string, IndexEntry] => [`b${i}`, { productId: `b${i}`, vector: randomUnit(random, DIM), attributes: { lot: i < 11_990 ? "in" : "out" }, words: [] }]),
+  );
+  const filters = [F("lot", "eq", "in")];
+  const count = 1000;
+
+  beforeAll(async () => {
+    await index.rebuild(bigCatalog, VERSION, pages([...big.values()]));
+  }, 240_000);
+
+  afterAll(async () => {
+    await index?.drop(bigCatalog);
+  });
+
+  function best(): string[] {
+    const score = (e: IndexEntry) => e.vector.reduce((d, x, j) => d + x * query[j]!, 0);
+    return [...big.values()].filter((e) => e.attributes.lot === "in").sort((a, b) => score(b) - score(a)).slice(0, count).map((e) => e.productId);
+  }
+
+  it("answers exactly from them once more, then no longer holds them", async () => {
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 50_000 });
+    const askMine = async () => {
+      const answer = await mine.query(bigCatalog, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      return answer;
+    };
+    await expectHeldFromSecondAsk(askMine, best());
+    const movedIn = [...big.values()].filter((e) => e.attributes.lot === "out").slice(0, 20).map((e) => ({ ...e, attributes: { lot: "in" } }));
+    await index.upsert(bigCatalog, movedIn);
+    for (const e of movedIn) big.set(e.productId, e);
+    const updated = await askMine();
+    expect(updated.exact).toBe(true);
+    expect(updated.hits.map((h) => h.productId)).toEqual(best());
+    // 12,010: past what may be held, so the filter's path is chosen again (HNSW).
+    expect((await askMine()).exact).toBe(false);
+  }, 60_000);
 });

@@ -2,7 +2,8 @@
 // hash tag and the filter's posting groups, with the build's write count they were read at. While
 // that count stays the same no product of the build has been written, so the query script sends
 // none of them again: a storefront's brand or category page asked again costs Redis one GET, and
-// this process a dot product per candidate, however many there are.
+// this process a dot product per candidate, however many there are. After writes, the script
+// sends just the products written since (from the build's write log), to be replaced in the set.
 import type { CachedHolder } from "./holder-cache.js";
 
 /** A product as a holder is kept (mostly the holder cache's own objects), with its id. */
@@ -75,6 +76,10 @@ export class CandidateSets {
     while (this.held + set.candidates.length > this.capacity) this.drop(this.sets.keys().next().value!);
     this.sets.set(key, set);
     this.held += set.candidates.length;
+  }
+
+  delete(tag: string, groups: readonly (readonly string[])[]): void {
+    this.drop(keyOf(tag, groups));
   }
 
   private drop(key: string): void {

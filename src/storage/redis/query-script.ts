@@ -1,4 +1,4 @@
-import { RANKED_FROM } from "./lexical-script.js";
+import { RANKED_FROM, WRITE_LOG } from "./lexical-script.js";
 
 /** How many times more nearest elements a query with a common word asks for. */
 export const COMMON_WORD_NEAREST = 5;
@@ -21,7 +21,9 @@ export const INTERSECTION_SAMPLE = 1024;
 // - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements, or at most
 //   ARGV[13] (when the caller holds them or is to, ARGV[12]) and plain HNSW (below) cannot be
 //   asked: those elements, every one that can pass the filters, are the candidates. A caller
-//   that holds them as of the build's current write count (ARGV[14]) is told so (mode 3); else
+//   that holds them as of the build's current write count (ARGV[14]) is told so (mode 3); one
+//   that holds them as of a count the build's write log still reaches back to is sent the
+//   products written since, whole when they pass the filters' postings (mode 4); else
 //   they are returned with their stamps for the caller to score exactly from its holder cache,
 //   reading only what it lacks (mode 2). No VSIM, and no holders: the caller finds the query's
 //   words among the candidates' own. But a filter on one field, not to be held, whose values'
@@ -49,14 +51,16 @@ export const INTERSECTION_SAMPLE = 1024;
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
-//      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates), hit
+//      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates, 4 the
+//         caller's candidates brought up to date), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
-//         ("<id> <stamp>\n" lines, or ""; in modes 0 and 1, how many candidates the filter would
-//         have had it been held, or "" when it would not be answered from them), in modes 2 and 3
+//         ("<id> <stamp>\n" lines, or ""; in mode 4 the ids written since, newline-separated; in
+//         modes 0 and 1, how many candidates the filter would
+//         have had it been held, or "" when it would not be answered from them), in modes 2 to 4
 //         the candidates' generation ("<build>:<write count>", else ""), (id, score, attrs or '!'
 //         when the postings say it fails the filters) per hit; in mode 2 the candidates with no
-//         stamp, or all when not named by stamp, as (id, FP32 element blob, attrs, words), and
-//         nothing after them; in modes 0 and
+//         stamp, or all when not named by stamp, in mode 4 those written since that pass, as (id,
+//         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
 export const QUERY_SCRIPT = `
@@ -149,13 +153,60 @@ end
 if #groups > 0 and meta[3] and meta[3] == meta[2] then
   -- The build's write count (lexical-script.ts): a caller holding this filter's candidates as of
   -- the same count holds them as they are, and is sent none (mode 3), nor is their path chosen again.
-  local generation = meta[3] .. ':' .. (redis.call('GET', KEYS[3] .. meta[3] .. ':writes') or '0')
+  local dbase = KEYS[3] .. meta[3] .. ':'
+  local written = tonumber(redis.call('GET', dbase .. 'writes') or '0')
+  local generation = meta[3] .. ':' .. written
+  fbase = dbase .. 'f:'
   if size > 0 and count > 0 and ARGV[14] == generation then
     reply[3] = 3
     reply[7] = generation
     return reply
   end
-  fbase = KEYS[3] .. meta[3] .. ':f:'
+  -- Products as the caller scores candidates (id, element, attributes, words), appended to the
+  -- reply: those of \`ids\` that still have an element. docs: their docs (false for none).
+  local function appendWhole(ids, docs)
+    local vecs = redis.call('HMGET', dbase .. 'vec', unpack(ids))
+    local attrs = redis.call('HMGET', dbase .. 'attr', unpack(ids))
+    for k, id in ipairs(ids) do
+      if vecs[k] then
+        -- A doc is "#<stamp> <words>" (lexical-script.ts), or the words alone in builds before stamps.
+        local doc = docs[k]
+        local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
+        reply[#reply + 1] = id
+        reply[#reply + 1] = vecs[k]
+        reply[#reply + 1] = attrs[k] or ''
+        reply[#reply + 1] = space and string.sub(doc, space + 1) or doc or ''
+        reply[4] = reply[4] + 1
+      end
+    end
+  end
+  -- Held as of an earlier count of this build: the writes since, if the log still has them all
+  -- (each entry "<count> <id>", oldest first; counts from the next one on, so none went unlogged).
+  -- A product written since is either a candidate now, sent whole, or no longer one.
+  local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
+  local behind = heldBuild == meta[3] and written - tonumber(heldAt)
+  if size > 0 and count > 0 and behind and behind > 0 and behind <= ${WRITE_LOG} then
+    local log = redis.call('LRANGE', dbase .. 'wlog', -behind, -1)
+    if #log == behind and tonumber(string.match(log[1], '^%d+')) == tonumber(heldAt) + 1 then
+      reply[3] = 4
+      reply[7] = generation
+      local changed, ids, passing = {}, {}, {}
+      for _, entry in ipairs(log) do
+        local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
+        if not changed[id] then
+          changed[id] = true
+          ids[#ids + 1] = id
+          if passes(id) then passing[#passing + 1] = id end
+        end
+      end
+      reply[6] = table.concat(ids, '\\n')
+      for from = 1, #passing, 500 do
+        local chunk = {unpack(passing, from, math.min(#passing, from + 499))}
+        appendWhole(chunk, redis.call('HMGET', dbase .. 'docs', unpack(chunk)))
+      end
+      return reply
+    end
+  end
   judged = tonumber(ARGV[11]) > 0
   estimate = size
   for g = 1, #groups do
@@ -283,16 +334,14 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     -- would cost more).
     -- The stamped ones go out as "<id> <stamp>" lines in one string (reply[6]): thousands of
     -- candidates as three replies each cost more to build here and to parse there than the rest.
-    local dbase = KEYS[3] .. meta[3] .. ':'
     local stamps = ARGV[12] == '1'
     local lines = {}
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
       local docs = redis.call('HMGET', dbase .. 'docs', unpack(chunk))
-      local bare, words = {}, {}
+      local bare, bareDocs = {}, {}
       for k, id in ipairs(chunk) do
         local doc = docs[k]
-        -- A doc is "#<stamp> <words>" (lexical-script.ts), or the words alone in builds before stamps.
         local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
         if space and stamps then
           local n = #lines
@@ -302,22 +351,10 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
           lines[n + 4] = '\\n'
         else
           bare[#bare + 1] = id
-          words[#bare] = space and string.sub(doc, space + 1) or doc or ''
+          bareDocs[#bare] = doc
         end
       end
-      if #bare > 0 then
-        local vecs = redis.call('HMGET', dbase .. 'vec', unpack(bare))
-        local attrs = redis.call('HMGET', dbase .. 'attr', unpack(bare))
-        for k, id in ipairs(bare) do
-          if vecs[k] then
-            reply[#reply + 1] = id
-            reply[#reply + 1] = vecs[k]
-            reply[#reply + 1] = attrs[k] or ''
-            reply[#reply + 1] = words[k]
-            reply[4] = reply[4] + 1
-          end
-        end
-      end
+      if #bare > 0 then appendWhole(bare, bareDocs) end
     end
     reply[6] = table.concat(lines)
     -- The candidates are every product that can pass: the caller takes the query's lexical holders

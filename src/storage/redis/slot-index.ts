@@ -159,10 +159,13 @@ export class SlotIndex {
       this.candidateSets.noteAsked(tag, groups, Number(reply[3]), askedAt);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
-    if (mode === 2 || mode === 3) {
-      const candidates = mode === 3 ? held!.candidates : await this.readCandidates(tag, reply);
+    if (mode === 2 || mode === 3 || mode === 4) {
+      const candidates = mode === 3 ? held!.candidates : mode === 4 ? updatedCandidates(held!.candidates, reply) : await this.readCandidates(tag, reply);
       if (candidates === "vocabulary") return { kind: "vocabulary" };
-      if (mode === 2) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
+      // Brought up to date, a set may have grown past what a query reads when it is not held: it
+      // is then scored this once and named anew next time, which chooses its path again.
+      if (mode === 4 && candidates.length > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
+      else if (mode !== 3) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
       this.candidateSets.noteAsked(tag, groups, candidates.length, askedAt);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
     }
@@ -188,10 +191,7 @@ export class SlotIndex {
    * lacks read in one more call, those without a stamp (no words) whole from the reply.
    */
   private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<Candidate[] | "vocabulary"> {
-    const candidates: Candidate[] = [];
-    for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
-      candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words: wordsOf(String(reply[i + 3])) });
-    }
+    const candidates = wholeCandidates(reply);
     const stamped = stampLines(String(reply[5]));
     // Taken before the read, whose entries may push these out of the cache.
     const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
@@ -495,6 +495,27 @@ interface PipelineScripts {
   call(...args: (string | Buffer)[]): unknown;
   vitrineLexicalPut(...args: (string | Buffer)[]): unknown;
   exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/** The candidates a mode-2 or mode-4 reply sends whole: (id, element, attributes, words) from 7 on. */
+function wholeCandidates(reply: (Buffer | number)[]): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
+    candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words: wordsOf(String(reply[i + 3])) });
+  }
+  return candidates;
+}
+
+/**
+ * Held candidates brought up to date by a mode-4 reply: every product written since leaves them,
+ * and those that pass the filters' postings now come back as they are. A new array: a query still
+ * scoring the old one (or holding it) keeps what it had.
+ */
+function updatedCandidates(held: readonly Candidate[], reply: (Buffer | number)[]): Candidate[] {
+  const written = new Set(String(reply[5]).split("\n"));
+  const candidates = held.filter((c) => !written.has(c.productId));
+  candidates.push(...wholeCandidates(reply));
+  return candidates;
 }
 
 /**
