@@ -44,8 +44,9 @@ export const RANKED_FROM = 128;
 export const RANKED_CAP = 1000;
 const RANKED_REFILL = RANKED_CAP / 4;
 /**
- * Writes a build's log keeps (about 55 bytes each). At an import of 100 products/s, a filter held
- * by a process and asked again within 10 s is brought up to date from the log instead of named anew.
+ * Writes a build's log keeps (about 46 bytes each with UUID product ids). At an import of 100
+ * products/s, a filter held by a process and asked again within 10 s is brought up to date from
+ * the log instead of named anew.
  */
 export const WRITE_LOG = 1024;
 

@@ -19,7 +19,6 @@ import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
-import { dot } from "../../embeddings/index.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
@@ -542,7 +541,7 @@ class CandidateScores {
    * candidate is kept or a lexical holder.
    */
   add(productId: string, element: Float32Array, attributes: JsonObject | string, words: readonly string[] | string): void {
-    const cosine = dot(this.query.vector, element) / this.queryLength;
+    const cosine = dotF32(this.query.vector, element) / this.queryLength;
     if (this.best.wants(productId, cosine)) this.best.keep({ productId, cosine, attributes: (attributes = parsed(attributes)) });
     if (!this.words) return;
     const held = typeof words === "string" ? wordsOf(words) : words;
@@ -592,6 +591,17 @@ function wordsOf(line: string): string[] {
 
 function attributesOf(json: string): JsonObject {
   return json === "" ? {} : (JSON.parse(json) as JsonObject);
+}
+
+/**
+ * The dot product for scoring candidates: here only ever of two Float32Arrays, so V8 keeps its
+ * loop monomorphic (the shared vector-math dot, called with every array type, took 2.5 times as
+ * long a candidate: 0.48-0.57 against 0.19-0.25 us at 203 dims).
+ */
+function dotF32(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
 }
 
 /** An element's dot products with the query's visual part (its first dims) and text part (the next). */
