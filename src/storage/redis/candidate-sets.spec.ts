@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { CandidateSets } from "./candidate-sets.js";
-import type { Candidate } from "./candidate-sets.js";
+import { HeldCandidates } from "./held-candidates.js";
 
-const candidates = (n: number): Candidate[] =>
-  Array.from({ length: n }, (_, i) => ({ productId: `p${i}`, element: new Float32Array([1, 0]), attributes: {}, words: [] }));
+const candidates = (n: number): HeldCandidates =>
+  new HeldCandidates(Array.from({ length: n }, (_, i) => ({ productId: `p${i}`, element: new Float32Array([1, 0]), attributes: {}, words: [] })));
 
 describe("CandidateSets", () => {
   it("holds a set by tag and posting groups, the last one stored", () => {
@@ -31,7 +31,7 @@ describe("CandidateSets", () => {
     expect(sets.get("c", [["d"]])).toBeUndefined();
     expect(sets.get("c", [["a"]])).toBeDefined();
     const none = new CandidateSets(0);
-    none.set("c", [["a"]], { generation: "1", candidates: [] });
+    none.set("c", [["a"]], { generation: "1", candidates: candidates(0) });
     expect(none.get("c", [["a"]])).toBeUndefined();
   });
 

@@ -4,17 +4,13 @@
 // none of them again: a storefront's brand or category page asked again costs Redis one GET, and
 // this process a dot product per candidate, however many there are. After writes, the script
 // sends just the products written since (from the build's write log), to be replaced in the set.
-import type { CachedHolder } from "./holder-cache.js";
-
-/** A product as a holder is kept (mostly the holder cache's own objects), with its id. */
-export interface Candidate extends Omit<CachedHolder, "stamp"> {
-  productId: string;
-}
+import type { HeldCandidates } from "./held-candidates.js";
 
 export interface CandidateSet {
   /** "<build>:<write count>" (query-script.ts). */
   generation: string;
-  candidates: readonly Candidate[];
+  /** Brought up to date in place: stored again (set) after each update, to count its new size. */
+  candidates: HeldCandidates;
 }
 
 /**
@@ -29,7 +25,8 @@ export interface CandidateSet {
  * of 10% filters asked in turn, each admitted on its second ask, read 10,000 candidates for nothing).
  */
 export class CandidateSets {
-  private readonly sets = new Map<string, CandidateSet>();
+  /** With the size each was stored at. */
+  private readonly sets = new Map<string, { set: CandidateSet; size: number }>();
   private held = 0;
   /** Candidates scored so far (every filter's, held or not). */
   private scored = 0;
@@ -65,17 +62,18 @@ export class CandidateSets {
   }
 
   get(tag: string, groups: readonly (readonly string[])[]): CandidateSet | undefined {
-    return this.sets.get(keyOf(tag, groups));
+    return this.sets.get(keyOf(tag, groups))?.set;
   }
 
   set(tag: string, groups: readonly (readonly string[])[], set: CandidateSet): void {
     const key = keyOf(tag, groups);
     this.drop(key);
     // Capacity 0: no cache at all (SEARCH_HOLDER_CACHE=0), not even of filters matching nothing.
-    if (this.capacity === 0 || set.candidates.length > this.capacity) return;
-    while (this.held + set.candidates.length > this.capacity) this.drop(this.sets.keys().next().value!);
-    this.sets.set(key, set);
-    this.held += set.candidates.length;
+    const size = set.candidates.size;
+    if (this.capacity === 0 || size > this.capacity) return;
+    while (this.held + size > this.capacity) this.drop(this.sets.keys().next().value!);
+    this.sets.set(key, { set, size });
+    this.held += size;
   }
 
   delete(tag: string, groups: readonly (readonly string[])[]): void {
@@ -83,10 +81,10 @@ export class CandidateSets {
   }
 
   private drop(key: string): void {
-    const set = this.sets.get(key);
-    if (!set) return;
+    const entry = this.sets.get(key);
+    if (!entry) return;
     this.sets.delete(key);
-    this.held -= set.candidates.length;
+    this.held -= entry.size;
   }
 }
 

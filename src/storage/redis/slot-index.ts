@@ -7,13 +7,14 @@
 import { randomBytes } from "node:crypto";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
-import type { JsonObject } from "../../catalogs/index.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { BestHits } from "./best-hits.js";
 import { CandidateSets } from "./candidate-sets.js";
-import type { Candidate } from "./candidate-sets.js";
+import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
+import type { CandidateResult } from "./candidate-scores.js";
+import { HeldCandidates } from "./held-candidates.js";
+import type { Candidate } from "./held-candidates.js";
 import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
@@ -159,14 +160,16 @@ export class SlotIndex {
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
     if (mode === 2 || mode === 3 || mode === 4) {
-      const candidates = mode === 3 ? held!.candidates : mode === 4 ? updatedCandidates(held!.candidates, reply) : await this.readCandidates(tag, reply);
-      if (candidates === "vocabulary") return { kind: "vocabulary" };
+      const read = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
+      if (read === "vocabulary") return { kind: "vocabulary" };
+      const candidates = read instanceof HeldCandidates ? read : new HeldCandidates(read);
+      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply));
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
-      if (mode === 4 && candidates.length > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
+      if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
       else if (mode !== 3) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
-      this.candidateSets.noteAsked(tag, groups, candidates.length, askedAt);
-      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreCandidates(candidates, query, decided) };
+      this.candidateSets.noteAsked(tag, groups, candidates.size, askedAt);
+      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
     // Not scored, but counted as the candidates holding it would have held: had every filter so
     // answered been held, they would have pushed out what the cache holds.
@@ -505,70 +508,13 @@ function wholeCandidates(reply: (Buffer | number)[]): Candidate[] {
   return candidates;
 }
 
-/**
- * Held candidates brought up to date by a mode-4 reply: every product written since leaves them,
- * and those that pass the filters' postings now come back as they are. A new array: a query still
- * scoring the old one (or holding it) keeps what it had.
- */
-function updatedCandidates(held: readonly Candidate[], reply: (Buffer | number)[]): Candidate[] {
-  const written = new Set(String(reply[5]).split("\n"));
-  const candidates = held.filter((c) => !written.has(c.productId));
-  candidates.push(...wholeCandidates(reply));
-  return candidates;
-}
 
 /**
- * A filter's candidates scored: the best `count` of those passing every filter (the eq/in ones
- * they all pass; others, unless the postings decided every filter, are checked by the caller),
- * exact as a scan's, and complete when that is all of them; and the query's lexical holders, the
- * candidates holding one of its words (any other holder fails the filters).
+ * Candidates read whole and not to be held, scored as they come in the reply (mode 2: id, element,
+ * attributes, words): one scratch element, and attributes parsed only for those kept or holding a
+ * word of the query, since thousands are read for a few dozen hits.
  */
-class CandidateScores {
-  private readonly best: BestHits;
-  private readonly lexical: LexicalHit[] = [];
-  private readonly words: Set<string> | undefined;
-  // Over the query's length: the element's trailing dims are not scored.
-  private readonly queryLength: number;
-
-  constructor(private readonly query: IndexQuery) {
-    this.best = new BestHits(query.count);
-    this.words = query.lexical && new Set(query.lexical.words);
-    this.queryLength = Math.hypot(...query.vector);
-  }
-
-  /**
-   * Attributes and words may come as read (JSON, space-separated): they are parsed only when the
-   * candidate is kept or a lexical holder.
-   */
-  add(productId: string, element: Float32Array, attributes: JsonObject | string, words: readonly string[] | string): void {
-    const cosine = dotF32(this.query.vector, element) / this.queryLength;
-    if (this.best.wants(productId, cosine)) this.best.keep({ productId, cosine, attributes: (attributes = parsed(attributes)) });
-    if (!this.words) return;
-    const held = typeof words === "string" ? wordsOf(words) : words;
-    if (held.some((w) => this.words!.has(w))) {
-      this.lexical.push({ productId, dots: partDots(element, this.query.lexical!.visual, this.query.lexical!.text), attributes: parsed(attributes), words: held });
-    }
-  }
-
-  result(): { hits: IndexHit[]; complete: boolean; lexical: LexicalHit[] } {
-    return { hits: this.best.hits(), complete: this.best.all, lexical: this.lexical };
-  }
-}
-
-function scoreCandidates(candidates: readonly Candidate[], query: IndexQuery, decided: boolean): ReturnType<CandidateScores["result"]> {
-  const scores = new CandidateScores(query);
-  for (const c of candidates) {
-    if (decided || matchesFilters(query.filters, c.attributes)) scores.add(c.productId, c.element, c.attributes, c.words);
-  }
-  return scores.result();
-}
-
-/**
- * scoreCandidates for candidates read whole and not to be held, as they come in the reply (mode 2:
- * id, element, attributes, words): one scratch element, and attributes parsed only for those kept
- * or holding a word of the query, since thousands are read for a few dozen hits.
- */
-function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): ReturnType<CandidateScores["result"]> {
+function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): CandidateResult {
   const scores = new CandidateScores(query);
   let element: Float32Array = new Float32Array(0);
   for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
@@ -579,38 +525,6 @@ function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: bool
     scores.add(String(reply[i]), element, attributes, String(reply[i + 3]));
   }
   return scores.result();
-}
-
-function parsed(attributes: JsonObject | string): JsonObject {
-  return typeof attributes === "string" ? attributesOf(attributes) : attributes;
-}
-
-function wordsOf(line: string): string[] {
-  return line.split(" ").filter((w) => w !== "");
-}
-
-function attributesOf(json: string): JsonObject {
-  return json === "" ? {} : (JSON.parse(json) as JsonObject);
-}
-
-/**
- * The dot product for scoring candidates: here only ever of two Float32Arrays, so V8 keeps its
- * loop monomorphic (the shared vector-math dot, called with every array type, took 2.5 times as
- * long a candidate: 0.48-0.57 against 0.19-0.25 us at 203 dims).
- */
-function dotF32(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
-
-/** An element's dot products with the query's visual part (its first dims) and text part (the next). */
-function partDots(element: Float32Array, visual: Float32Array, text: Float32Array): { visual: number; text: number } {
-  let v = 0;
-  let t = 0;
-  for (let i = 0; i < visual.length; i++) v += element[i]! * visual[i]!;
-  for (let i = 0, at = visual.length; i < text.length; i++, at++) t += element[at]! * text[i]!;
-  return { visual: v, text: t };
 }
 
 function unitLength(vector: Float32Array): Float32Array {
