@@ -6,10 +6,10 @@
 // looking up each of the candidate's words.
 //
 // Brought up to date in place (update): a written product's row is marked gone and its new version
-// appended, and the rows are packed again once more are gone than live. Replies for one hash tag
-// come back in the order the query script ran them (one connection a node), so updates arrive in
-// write order; one that comes late (a script re-sent after NOSCRIPT) leaves the set no older than
-// its generation says, and the next update brings it up to date from there.
+// appended, and the rows are packed again once more are gone than live. In place is safe because
+// replies for one hash tag come back in the order the query script ran (one connection a node):
+// two queries sent with the same generation get updates of which the later covers the earlier's
+// writes, so applying both in turn leaves the set as the later one's generation says.
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { IndexQuery } from "../../search/index.js";
