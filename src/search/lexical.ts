@@ -126,7 +126,8 @@ export class LexicalVocabulary {
     for (const matches of perWord) for (const [word, value] of matches) best.set(word, Math.max(best.get(word) ?? 0, value));
     // Best matches first: the index reads a common word's holders in this order, up to a budget.
     const words = [...best.keys()].sort((a, b) => best.get(b)! - best.get(a)!);
-    return { typed: queryWords, perWord, words, matched: new Set(words) };
+    const byWord = new Map(words.map((word) => [word, perWord.map((matches) => matches.get(word) ?? 0)]));
+    return { typed: queryWords, perWord, words, byWord };
   }
 }
 
@@ -137,8 +138,8 @@ export interface ExpandedQuery {
   perWord: readonly ReadonlyMap<string, number>[];
   /** Every catalog word some query word matches, best matches first. */
   words: readonly string[];
-  /** The same words, to look up. */
-  matched: ReadonlySet<string>;
+  /** The same words, each with how well it matches each query word (perWord's values, 0 for none), to look up once a product word. */
+  byWord: ReadonlyMap<string, readonly number[]>;
 }
 
 const RANK_ORDER: Readonly<Record<string, number>> = { SUPER_BOOST: 0, BOOST: 1 };
@@ -156,16 +157,19 @@ export function holderOrder(rank: unknown, words: number): number {
 /** The lexical similarity of a product with these words; NO_LEXICAL_MATCH when none matches. */
 export function lexicalSimilarity(query: ExpandedQuery, productWords: readonly string[]): number {
   if (query.perWord.length === 0 || productWords.length === 0) return NO_LEXICAL_MATCH;
+  // Each query word's best match among the product's words.
+  const top = new Array<number>(query.perWord.length).fill(0);
   let matched = 0;
-  for (const word of productWords) if (query.matched.has(word)) matched++;
+  for (const word of productWords) {
+    const values = query.byWord.get(word);
+    if (!values) continue;
+    matched++;
+    for (let i = 0; i < values.length; i++) if (values[i]! > top[i]!) top[i] = values[i]!;
+  }
   if (matched === 0) return NO_LEXICAL_MATCH;
   if (sameWords(query.typed, productWords)) return 1;
   let best = 0;
-  for (const matches of query.perWord) {
-    let top = 0;
-    for (const word of productWords) top = Math.max(top, matches.get(word) ?? 0);
-    best += top;
-  }
+  for (const value of top) best += value;
   return INEXACT_SCALE * (QUERY_COVERAGE * (best / query.perWord.length) + (1 - QUERY_COVERAGE) * (matched / productWords.length));
 }
 
