@@ -45,7 +45,7 @@ export class HeldCandidates {
   private gone = 0;
 
   constructor(candidates: readonly Candidate[]) {
-    for (const c of candidates) this.append(c);
+    this.fill(candidates);
   }
 
   /** Candidates held (rows not gone). */
@@ -166,17 +166,26 @@ export class HeldCandidates {
       if (productId === GONE) continue;
       live.push({ productId, element: this.elements.subarray(row * this.stride, (row + 1) * this.stride), attributes: this.attributes[row]!, words: this.words[row]! });
     }
-    const stride = this.stride;
-    this.elements = new Float32Array(Math.max(live.length, 16) * stride);
     this.ids = [];
     this.attributes = [];
     this.words = [];
-    this.wordStarts = new Uint32Array(live.length + 1);
-    this.wordIds = new Int32Array(0);
     this.wordNumbers = new Map();
     this.rowOf = new Map();
     this.gone = 0;
-    for (const c of live) this.append(c);
+    this.fill(live);
+  }
+
+  /** The candidates into empty rows, their arrays sized for them at once. */
+  private fill(candidates: readonly Candidate[]): void {
+    let words = 0;
+    for (const c of candidates) {
+      this.stride = Math.max(this.stride, c.element.length);
+      words += c.words.length;
+    }
+    this.elements = new Float32Array(candidates.length * this.stride);
+    this.wordStarts = new Uint32Array(candidates.length + 1);
+    this.wordIds = new Int32Array(words);
+    for (const c of candidates) this.append(c);
   }
 }
 
