@@ -35,94 +35,30 @@ describe("CandidateSets", () => {
     expect(none.get("c", [["a"]])).toBeUndefined();
   });
 
-  it("admits a filter asked before whose set would go in: into free room, or pushing out sets expected back later", () => {
+  it("admits a filter asked again before more than its capacity of other candidates were scored", () => {
     const sets = new CandidateSets(100);
-    expect(sets.admits("c", [["a"]])).toBe(false); // never asked
+    expect(sets.admits("c", [["a"]])).toBe(false);
     sets.noteAsked("c", [["a"]], 40);
     expect(sets.admits("c", [["a"]])).toBe(true);
-    expect(sets.admits("d", [["a"]])).toBe(false);
-    sets.noteAsked("c", [["huge"]], 101);
-    expect(sets.admits("c", [["huge"]])).toBe(false); // more than the capacity
+    sets.noteAsked("c", [["b"]], 60);
+    sets.noteAsked("c", [["x"]], 0); // answered by HNSW: no candidates scored
+    expect(sets.admits("c", [["a"]])).toBe(true);
+    expect(sets.admits("c", [["b"]])).toBe(true);
+    sets.noteAsked("c", [["d"]], 1);
+    // 101 scored since "a" was asked (its own 40 and b's 60 and d's 1).
+    expect(sets.admits("c", [["a"]])).toBe(false);
+    expect(sets.admits("c", [["b"]])).toBe(true);
+    expect(sets.admits("d", [["b"]])).toBe(false);
     expect(new CandidateSets(0).admits("c", [["a"]])).toBe(false);
   });
 
-  it("when full, admits a filter only if sets expected back later than it would make room, and drops those", () => {
-    const sets = new CandidateSets(100);
-    sets.noteAsked("c", [["z"]], 40); // asked once, at 0
-    // "x" asked at 40 and 340 (expected back at 640), "y" at 390 and 490 (at 590): full.
-    sets.noteAsked("c", [["x"]], 50);
-    sets.noteAsked("c", [["pad"]], 250);
-    sets.noteAsked("c", [["x"]], 50);
-    sets.set("c", [["x"]], { generation: "1", candidates: candidates(50) });
-    sets.noteAsked("c", [["y"]], 50);
-    sets.noteAsked("c", [["pad"]], 50);
-    sets.noteAsked("c", [["y"]], 50);
-    sets.set("c", [["y"]], { generation: "1", candidates: candidates(50) });
-    // Now 540. "z", 540 unasked, would be expected back at 1080, after both: not admitted.
-    expect(sets.admits("c", [["z"]])).toBe(false);
-    // "b" asked at 540, and again at 580: expected back at 620, before "x", after "y".
-    sets.noteAsked("c", [["b"]], 40);
-    expect(sets.admits("c", [["b"]])).toBe(true);
-    sets.noteAsked("c", [["b"]], 40);
-    sets.set("c", [["b"]], { generation: "1", candidates: candidates(40) });
-    expect(sets.get("c", [["b"]])).toBeDefined();
-    expect(sets.get("c", [["x"]])).toBeUndefined();
-    expect(sets.get("c", [["y"]])).toBeDefined();
-  });
-
   it("measures from when a filter was asked, not when its answer came back", () => {
-    const sets = new CandidateSets(20);
-    sets.noteAsked("c", [["x"]], 10);
-    sets.noteAsked("c", [["pad"]], 33);
-    sets.noteAsked("c", [["x"]], 10); // asked at 43, 43 after its first ask: expected back at 86
-    sets.set("c", [["x"]], { generation: "1", candidates: candidates(10) });
+    const sets = new CandidateSets(15);
     const askedAt = sets.scoredSoFar();
-    // "a" asked at 53, "b" answered first, then a's answer.
+    // "b" asked after "a", answered first; then a's answer.
     sets.noteAsked("c", [["b"]], 10);
-    sets.noteAsked("c", [["a"]], 11, askedAt);
-    // Now 74: 21 since "a" was asked, so it is expected back at 95, after "x" (86); measured from
-    // its answer, it would be 85.
+    sets.noteAsked("c", [["a"]], 10, askedAt);
+    // 20 scored since "a" was asked (b's 10 and its own), though 10 since its answer.
     expect(sets.admits("c", [["a"]])).toBe(false);
-  });
-
-  /** One query of a filter, in the order slot-index.ts takes them; whether its set was held. */
-  function ask(sets: CandidateSets, value: string, size: number): boolean {
-    const held = sets.get("c", [[value]]) !== undefined;
-    const admitted = held || sets.admits("c", [[value]]);
-    const askedAt = sets.scoredSoFar();
-    sets.noteAsked("c", [[value]], size, askedAt);
-    if (!held && admitted) sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
-    return held;
-  }
-
-  it("asked in turn just past its capacity, keeps all sets but one held (not each pushed out before its turn)", () => {
-    // Eleven filters of 10 candidates in turn through 105: each is asked again 110 candidates
-    // later, so none would be admitted; with a few asked twice as often, all are.
-    const sets = new CandidateSets(105);
-    const order = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"];
-    let hits = 0;
-    for (let round = 0; round < 20; round++) {
-      for (const value of order) {
-        const held = ask(sets, value, 10);
-        if (round >= 10) hits += held ? 1 : 0;
-      }
-    }
-    expect(hits).toBeGreaterThanOrEqual(9 * 10);
-  });
-
-  it("lets a set no longer asked drift out: twice overdue, it is expected as long again as it went unasked", () => {
-    const sets = new CandidateSets(20);
-    ask(sets, "old", 10);
-    ask(sets, "old", 10); // asked again after 10: expected every 10
-    for (let k = 0; k < 10; k++) ask(sets, "other" + k, 1); // 10 scored since: not yet twice overdue
-    ask(sets, "hot", 5);
-    ask(sets, "hot", 5);
-    ask(sets, "hot", 5);
-    // "hot" is expected back 5 on; "old", now 25 unasked, 25 on: "old" is the one dropped once the cache is full.
-    ask(sets, "big", 10);
-    ask(sets, "big", 10);
-    expect(sets.get("c", [["big"]])).toBeDefined();
-    expect(sets.get("c", [["old"]])).toBeUndefined();
-    expect(sets.get("c", [["hot"]])).toBeDefined();
   });
 });

@@ -166,9 +166,9 @@ export class SlotIndex {
       if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply));
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
-      this.candidateSets.noteAsked(tag, groups, candidates.size, askedAt);
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
       else if (mode !== 3) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
+      this.candidateSets.noteAsked(tag, groups, candidates.size, askedAt);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
     // Not scored, but counted as the candidates holding it would have held: had every filter so
