@@ -13,7 +13,7 @@
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { IndexQuery } from "../../search/index.js";
-import { CandidateScores } from "./candidate-scores.js";
+import { CandidateScores, dotF32At } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
 import type { CachedHolder } from "./holder-cache.js";
 
@@ -76,9 +76,7 @@ export class HeldCandidates {
       const attributes = this.attributes[row]!;
       if (!decided && !matchesFilters(query.filters, attributes)) continue;
       const start = row * stride;
-      let dot = 0;
-      for (let i = 0; i < dims; i++) dot += vector[i]! * elements[start + i]!;
-      scores.offer(productId, dot / scores.queryLength, attributes);
+      scores.offer(productId, dotF32At(vector, elements, start, dims) / scores.queryLength, attributes);
       if (asked && this.holdsAny(row, asked)) scores.holder(productId, elements.subarray(start, start + stride), attributes, this.words[row]!);
     }
     return scores.result();

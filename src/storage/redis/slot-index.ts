@@ -160,9 +160,8 @@ export class SlotIndex {
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
     if (mode === 2 || mode === 3 || mode === 4) {
-      const read = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
-      if (read === "vocabulary") return { kind: "vocabulary" };
-      const candidates = read instanceof HeldCandidates ? read : new HeldCandidates(read);
+      const candidates = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
+      if (candidates === "vocabulary") return { kind: "vocabulary" };
       if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply));
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
@@ -192,7 +191,7 @@ export class SlotIndex {
    * A filter's candidates to be held (mode 2): those named by stamp from the holder cache, those it
    * lacks read in one more call, those without a stamp (no words) whole from the reply.
    */
-  private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<Candidate[] | "vocabulary"> {
+  private async readCandidates(tag: string, reply: (Buffer | number)[]): Promise<HeldCandidates | "vocabulary"> {
     const candidates = wholeCandidates(reply);
     const stamped = stampLines(String(reply[5]));
     // Taken before the read, whose entries may push these out of the cache.
@@ -206,7 +205,7 @@ export class SlotIndex {
       const holder = cached[k] ?? read.get(c.productId);
       if (holder) candidates.push({ productId: c.productId, ...holder });
     });
-    return candidates;
+    return new HeldCandidates(candidates);
   }
 
   /**
@@ -507,7 +506,6 @@ function wholeCandidates(reply: (Buffer | number)[]): Candidate[] {
   }
   return candidates;
 }
-
 
 /**
  * Candidates read whole and not to be held, scored as they come in the reply (mode 2: id, element,
