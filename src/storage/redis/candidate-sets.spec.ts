@@ -18,47 +18,100 @@ describe("CandidateSets", () => {
     expect(sets.get("c1", [["a"]])?.generation).toBe("b:2");
   });
 
-  it("holds at most its capacity of candidates, dropping the sets stored longest ago, and none larger", () => {
+  it("holds at most its capacity of candidates, and no set larger", () => {
     const sets = new CandidateSets(10);
     sets.set("c", [["a"]], { generation: "1", candidates: candidates(4) });
     sets.set("c", [["b"]], { generation: "1", candidates: candidates(4) });
-    sets.set("c", [["a"]], { generation: "2", candidates: candidates(4) }); // stored again: now the newest
-    sets.set("c", [["c"]], { generation: "1", candidates: candidates(4) });
-    expect(sets.get("c", [["b"]])).toBeUndefined();
+    sets.set("c", [["a"]], { generation: "2", candidates: candidates(5) }); // stored again, larger
     expect(sets.get("c", [["a"]])?.generation).toBe("2");
-    expect(sets.get("c", [["c"]])).toBeDefined();
+    // No room for 4 more, and none asked less often than "c" (never asked) to push out.
+    sets.set("c", [["c"]], { generation: "1", candidates: candidates(4) });
+    expect(sets.get("c", [["c"]])).toBeUndefined();
+    expect(sets.get("c", [["b"]])).toBeDefined();
     sets.set("c", [["d"]], { generation: "1", candidates: candidates(11) });
     expect(sets.get("c", [["d"]])).toBeUndefined();
-    expect(sets.get("c", [["a"]])).toBeDefined();
     const none = new CandidateSets(0);
     none.set("c", [["a"]], { generation: "1", candidates: candidates(0) });
     expect(none.get("c", [["a"]])).toBeUndefined();
   });
 
-  it("admits a filter asked again before more than its capacity of other candidates were scored", () => {
+  it("admits a filter asked before whose set fits in the room left", () => {
     const sets = new CandidateSets(100);
-    expect(sets.admits("c", [["a"]])).toBe(false);
+    expect(sets.admits("c", [["a"]])).toBe(false); // never asked
     sets.noteAsked("c", [["a"]], 40);
     expect(sets.admits("c", [["a"]])).toBe(true);
-    sets.noteAsked("c", [["b"]], 60);
-    sets.noteAsked("c", [["x"]], 0); // answered by HNSW: no candidates scored
-    expect(sets.admits("c", [["a"]])).toBe(true);
-    expect(sets.admits("c", [["b"]])).toBe(true);
-    sets.noteAsked("c", [["d"]], 1);
-    // 101 scored since "a" was asked (its own 40 and b's 60 and d's 1).
-    expect(sets.admits("c", [["a"]])).toBe(false);
-    expect(sets.admits("c", [["b"]])).toBe(true);
-    expect(sets.admits("d", [["b"]])).toBe(false);
+    expect(sets.admits("d", [["a"]])).toBe(false); // another tag
+    sets.noteAsked("c", [["huge"]], 101);
+    expect(sets.admits("c", [["huge"]])).toBe(false); // more than the capacity
+    sets.noteAsked("c", [["x"]], 0); // answered by HNSW, could not be held: nothing to hold
+    expect(sets.admits("c", [["x"]])).toBe(true);
     expect(new CandidateSets(0).admits("c", [["a"]])).toBe(false);
   });
 
-  it("measures from when a filter was asked, not when its answer came back", () => {
-    const sets = new CandidateSets(15);
-    const askedAt = sets.scoredSoFar();
-    // "b" asked after "a", answered first; then a's answer.
-    sets.noteAsked("c", [["b"]], 10);
-    sets.noteAsked("c", [["a"]], 10, askedAt);
-    // 20 scored since "a" was asked (b's 10 and its own), though 10 since its answer.
-    expect(sets.admits("c", [["a"]])).toBe(false);
+  it("when full, pushes out the sets asked longest ago only for a filter asked more often than each", () => {
+    const sets = new CandidateSets(100);
+    for (const [value, asks] of [["x", 3], ["y", 1], ["z", 2]] as const) {
+      for (let k = 0; k < asks; k++) ask(sets, value, 40);
+    }
+    // "x" (asked 3 times) and "z" (2) are held: "y" was never asked again.
+    expect(held(sets)).toEqual(["x", "z"]);
+    // "b", asked before as often as "z", the one asked longest ago with fewer asks than "x": not admitted.
+    sets.noteAsked("c", [["b"]], 40);
+    sets.noteAsked("c", [["b"]], 40);
+    expect(sets.admits("c", [["b"]])).toBe(false);
+    // Asked once more (3 before this one), it pushes "z" out, not "x" (as often, and asked longer ago).
+    sets.noteAsked("c", [["b"]], 40);
+    expect(sets.admits("c", [["b"]])).toBe(true);
+    ask(sets, "b", 40);
+    expect(held(sets)).toEqual(["b", "x"]);
+  });
+
+  it("asked in turn past its capacity, keeps the same sets held, as many as fit (not each pushed out before its turn)", () => {
+    // Eleven filters of 10 candidates in turn through 105: by when they were stored, each set would
+    // push out the next one asked and none would ever be found held.
+    const sets = new CandidateSets(105);
+    const order = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"];
+    let hits = 0;
+    for (let round = 0; round < 20; round++) {
+      for (const value of order) {
+        const found = ask(sets, value, 10);
+        if (round >= 10) hits += found ? 1 : 0;
+      }
+    }
+    expect(hits).toBe(10 * 10);
+    expect(order.filter((v) => sets.get("c", [[v]]) !== undefined)).toEqual(order.slice(0, 10));
+  });
+
+  it("lets a filter asked more often come in, and counts age, so a page no longer asked drifts out", () => {
+    const sets = new CandidateSets(20);
+    for (let k = 0; k < 5; k++) {
+      ask(sets, "old", 10);
+      ask(sets, "older", 10);
+    }
+    expect(held(sets)).toEqual(["old", "older"]);
+    // "hot" is held from its seventh ask: asked six times before, once more than either.
+    let asks = 0;
+    while (!ask(sets, "hot", 10)) asks++;
+    expect(asks).toBe(7);
+    expect(held(sets)).toEqual(["older", "hot"]);
+    // Many other asks (of filters HNSW answered): every count halves, three times, and "older",
+    // asked 5 times, is forgotten ("hot", asked 8, is not).
+    for (let k = 0; k < 3 * 10 * 4096; k++) sets.noteAsked("c", [[`page${k % 3000}`]], 0);
+    ask(sets, "new", 10);
+    ask(sets, "new", 10);
+    expect(held(sets)).toEqual(["hot", "new"]);
   });
 });
+
+/** One query of a filter, in the order slot-index.ts takes them; whether its set was held. */
+function ask(sets: CandidateSets, value: string, size: number): boolean {
+  const found = sets.get("c", [[value]]) !== undefined;
+  if (!found && sets.admits("c", [[value]])) sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
+  sets.noteAsked("c", [[value]], size);
+  return found;
+}
+
+/** The values of tag "c" whose sets are held (in this list's order). */
+function held(sets: CandidateSets): string[] {
+  return ["a", "b", "c", "x", "y", "z", "old", "older", "hot", "new"].filter((v) => sets.get("c", [[v]]) !== undefined);
+}

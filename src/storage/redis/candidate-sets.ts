@@ -14,70 +14,113 @@ export interface CandidateSet {
 }
 
 /**
- * Candidate sets, at most `capacity` candidates in all; the set stored longest ago dropped first.
- * A set is worth holding only if it is asked again before the sets stored after it push it out:
- * one asked again only after more than `capacity` other candidates were scored would cost its
- * keeping (a holder read and kept per candidate, then dropped: old-generation garbage) and never
- * pay it back (at 100k, 100 filter values of 1,000 candidates asked in turn through a cache of
- * 50,000: 27 ms a query against 15 read whole). So a filter is admitted on being asked again soon
- * enough, measured in the candidates scored since its last ask, and those that the filters answered
- * by HNSW would have held (had they all been held, those would have pushed it out too: at 1M, pairs
- * of 10% filters asked in turn, each admitted on its second ask, read 10,000 candidates for nothing).
+ * Candidate sets, at most `capacity` candidates in all, kept by how often their filters are asked
+ * (TinyLFU's admission, as Caffeine's cache): a set is worth holding only if it is asked again
+ * before it is pushed out. One pushed out first costs its keeping (a holder read and kept per
+ * candidate, then dropped: old-generation garbage) and never pays it back (at 100k, 100 filter
+ * values of 1,000 candidates asked in turn through a cache of 50,000, every one held in turn: 27 ms
+ * a query against 15 read whole).
+ *
+ * So a filter is admitted (its candidates named by stamp, to be held) once it has been asked
+ * before, when its set fits in the room left or the sets asked longest ago that it would push out
+ * were each asked less often than it. Filters asked in turn whose sets come to more than the
+ * capacity then keep as many held as fit, and the same ones, instead of each pushing out the next
+ * one asked (held by when they were stored: none held at all); a filter asked more often than
+ * those held comes in. Counts are halved every AGING_ASKS asks, so a page no longer asked drifts
+ * out. A filter answered by HNSW counts as the candidates holding it would hold.
+ *
+ * Whether a set goes in is decided with the counts before the ask that brings it (admits, then
+ * set, then noteAsked): with every count equal, as filters asked in turn have, nothing held is
+ * pushed out; a count taken after the ask would be one ahead of the sets asked later in the turn.
  */
 export class CandidateSets {
-  /** With the size each was stored at. */
+  /** With the size each was stored at; in the order they were last asked, longest ago first. */
   private readonly sets = new Map<string, { set: CandidateSet; size: number }>();
   private held = 0;
-  /** Candidates scored so far (every filter's, held or not). */
-  private scored = 0;
-  /** The filters asked lately, with `scored` at their last ask. */
-  private readonly asked = new Map<string, number>();
+  /** The filters asked lately: how often (halved as they age), and the candidates they would hold. */
+  private readonly asked = new Map<string, { count: number; size: number }>();
+  private asksSinceAging = 0;
 
   constructor(private readonly capacity: number) {}
 
-  /** Whether the filter was asked lately enough that holding its set would have paid. */
+  /** Whether the filter's set would be held, asked now: it was asked before, and would go in. */
   admits(tag: string, groups: readonly (readonly string[])[]): boolean {
-    const at = this.asked.get(keyOf(tag, groups));
-    return this.capacity > 0 && at !== undefined && this.scored - at <= this.capacity;
-  }
-
-  /** Candidates scored so far: taken when a query is sent, for its noteAsked. */
-  scoredSoFar(): number {
-    return this.scored;
+    const key = keyOf(tag, groups);
+    const asked = this.asked.get(key);
+    if (this.capacity === 0 || asked === undefined || asked.size > this.capacity) return false;
+    return this.victims(key, asked.count, this.held + asked.size - this.capacity) !== undefined;
   }
 
   /**
    * The filter was asked: `candidates` of its scored, or as many as holding it would hold when it
-   * was answered another way (0: it could not be held). `askedAt`: scoredSoFar() when the query was
-   * sent, so that answers returned while it was in flight count as scored since (with 8 queries
-   * in flight, a filter's next ask can go out a few answers after its last came back).
+   * was answered another way (0: it could not be held).
    */
-  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number, askedAt = this.scored): void {
+  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number): void {
     if (this.capacity === 0) return;
     const key = keyOf(tag, groups);
+    const count = (this.asked.get(key)?.count ?? 0) + 1;
     this.asked.delete(key);
-    this.asked.set(key, askedAt);
-    this.scored += candidates;
+    this.asked.set(key, { count, size: candidates });
     if (this.asked.size > MAX_ASKED) this.asked.delete(this.asked.keys().next().value!);
+    const entry = this.sets.get(key);
+    if (entry) {
+      this.sets.delete(key);
+      this.sets.set(key, entry);
+    }
+    if (++this.asksSinceAging >= AGING_ASKS) this.age();
   }
 
   get(tag: string, groups: readonly (readonly string[])[]): CandidateSet | undefined {
     return this.sets.get(keyOf(tag, groups))?.set;
   }
 
+  /** Stores the set just read or brought up to date, if it goes in (see the class). */
   set(tag: string, groups: readonly (readonly string[])[], set: CandidateSet): void {
     const key = keyOf(tag, groups);
     this.drop(key);
     // Capacity 0: no cache at all (SEARCH_HOLDER_CACHE=0), not even of filters matching nothing.
     const size = set.candidates.size;
     if (this.capacity === 0 || size > this.capacity) return;
-    while (this.held + size > this.capacity) this.drop(this.sets.keys().next().value!);
+    const room = this.held + size - this.capacity;
+    if (room > 0) {
+      const victims = this.victims(key, this.asked.get(key)?.count ?? 0, room);
+      if (!victims) return;
+      for (const victim of victims) this.drop(victim);
+    }
     this.sets.set(key, { set, size });
     this.held += size;
   }
 
   delete(tag: string, groups: readonly (readonly string[])[]): void {
     this.drop(keyOf(tag, groups));
+  }
+
+  /**
+   * Sets to push out for `room` candidates, among the EVICTION_WINDOW asked longest ago: those
+   * asked less often than `count`, longest ago first; undefined when they hold too few.
+   */
+  private victims(key: string, count: number, room: number): string[] | undefined {
+    if (room <= 0) return [];
+    const victims: string[] = [];
+    let freed = 0;
+    let weighed = 0;
+    for (const [held, { size }] of this.sets) {
+      if (weighed++ === EVICTION_WINDOW) break;
+      if (held === key || (this.asked.get(held)?.count ?? 0) >= count) continue;
+      victims.push(held);
+      freed += size;
+      if (freed >= room) return victims;
+    }
+    return undefined;
+  }
+
+  /** Every count halved; filters down to 0 forgotten (a set held for one keeps no claim to stay). */
+  private age(): void {
+    this.asksSinceAging = 0;
+    for (const [key, asked] of this.asked) {
+      asked.count = Math.floor(asked.count / 2);
+      if (asked.count === 0) this.asked.delete(key);
+    }
   }
 
   private drop(key: string): void {
@@ -90,6 +133,10 @@ export class CandidateSets {
 
 /** Filters remembered as asked: many more than the sets a cache holds, few enough to cost nothing. */
 const MAX_ASKED = 4096;
+/** Asks between halvings of every count (Caffeine: ten times the entries it holds). */
+const AGING_ASKS = 10 * MAX_ASKED;
+/** Held sets weighed as the ones to push out, asked longest ago first. */
+const EVICTION_WINDOW = 16;
 
 function keyOf(tag: string, groups: readonly (readonly string[])[]): string {
   return JSON.stringify([tag, groups]);

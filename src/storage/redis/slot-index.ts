@@ -116,7 +116,6 @@ export class SlotIndex {
     // A filter asked again soon: its candidates named by stamp (to be read once, then held), and
     // up to EXACT_CANDIDATES_HELD of them. Else read whole, up to EXACT_CANDIDATES, and not kept.
     const holding = held !== undefined || this.candidateSets.admits(tag, groups);
-    const askedAt = this.candidateSets.scoredSoFar();
     // Buffers: holders' element blobs are binary.
     const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
       this.vectorsKey(tag),
@@ -156,7 +155,7 @@ export class SlotIndex {
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
     if (mode === 2 && !holding) {
-      this.candidateSets.noteAsked(tag, groups, Number(reply[3]), askedAt);
+      this.candidateSets.noteAsked(tag, groups, Number(reply[3]));
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
     if (mode === 2 || mode === 3 || mode === 4) {
@@ -167,12 +166,12 @@ export class SlotIndex {
       // is then scored this once and named anew next time, which chooses its path again.
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
       else if (mode !== 3) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
-      this.candidateSets.noteAsked(tag, groups, candidates.size, askedAt);
+      this.candidateSets.noteAsked(tag, groups, candidates.size);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
     // Not scored, but counted as the candidates holding it would have held: had every filter so
     // answered been held, they would have pushed out what the cache holds.
-    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0, askedAt);
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0);
     const hits: IndexHit[] = [];
     let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
