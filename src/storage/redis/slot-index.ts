@@ -113,8 +113,9 @@ export class SlotIndex {
     const decided = groups.length === query.filters.length;
     // Kept from here: a query between this call and its reply may drop it from the sets.
     const held = this.candidateSets.get(tag, groups);
-    // A filter asked again soon: its candidates named by stamp (to be read once, then held), and
-    // up to EXACT_CANDIDATES_HELD of them. Else read whole, up to EXACT_CANDIDATES, and not kept.
+    // A filter whose set would be kept (candidate-sets.ts): its candidates named by stamp (to be
+    // read once, then held), and up to EXACT_CANDIDATES_HELD of them. Else read whole, up to
+    // EXACT_CANDIDATES, and not kept.
     const holding = held !== undefined || this.candidateSets.admits(tag, groups);
     // Buffers: holders' element blobs are binary.
     const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
@@ -169,8 +170,8 @@ export class SlotIndex {
       this.candidateSets.noteAsked(tag, groups, candidates.size);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
-    // Not scored, but counted as the candidates holding it would have held: had every filter so
-    // answered been held, they would have pushed out what the cache holds.
+    // Not scored, but noted with the candidates holding it would hold: the room its set would
+    // take is what its admission weighs.
     if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0);
     const hits: IndexHit[] = [];
     let i = 7;
