@@ -38,12 +38,12 @@ describe("CandidateSets", () => {
   it("admits a filter asked before whose set fits in the room left", () => {
     const sets = new CandidateSets(100);
     expect(sets.admits("c", [["a"]])).toBe(false); // never asked
-    sets.noteAsked("c", [["a"]], 40);
+    sets.noteAsked("c", [["a"]], 40, false);
     expect(sets.admits("c", [["a"]])).toBe(true);
     expect(sets.admits("d", [["a"]])).toBe(false); // another tag
-    sets.noteAsked("c", [["huge"]], 101);
+    sets.noteAsked("c", [["huge"]], 101, false);
     expect(sets.admits("c", [["huge"]])).toBe(false); // more than the capacity
-    sets.noteAsked("c", [["x"]], 0); // answered by HNSW, could not be held: nothing to hold
+    sets.noteAsked("c", [["x"]], 0, false); // answered by HNSW, could not be held: nothing to hold
     expect(sets.admits("c", [["x"]])).toBe(true);
     expect(new CandidateSets(0).admits("c", [["a"]])).toBe(false);
   });
@@ -56,11 +56,11 @@ describe("CandidateSets", () => {
     // "x" (asked 3 times) and "z" (2) are held: "y" was never asked again.
     expect(held(sets)).toEqual(["x", "z"]);
     // "b", asked before as often as "z", the one asked longest ago with fewer asks than "x": not admitted.
-    sets.noteAsked("c", [["b"]], 40);
-    sets.noteAsked("c", [["b"]], 40);
+    sets.noteAsked("c", [["b"]], 40, false);
+    sets.noteAsked("c", [["b"]], 40, false);
     expect(sets.admits("c", [["b"]])).toBe(false);
     // Asked once more (3 before this one), it pushes "z" out, not "x" (as often, and asked longer ago).
-    sets.noteAsked("c", [["b"]], 40);
+    sets.noteAsked("c", [["b"]], 40, false);
     expect(sets.admits("c", [["b"]])).toBe(true);
     ask(sets, "b", 40);
     expect(held(sets)).toEqual(["b", "x"]);
@@ -96,10 +96,38 @@ describe("CandidateSets", () => {
     expect(held(sets)).toEqual(["older", "hot"]);
     // Many other asks (of filters HNSW answered): every count halves, three times, and "older",
     // asked 5 times, is forgotten ("hot", asked 8, is not).
-    for (let k = 0; k < 3 * 10 * 4096; k++) sets.noteAsked("c", [[`page${k % 3000}`]], 0);
+    for (let k = 0; k < 3 * 10 * 4096; k++) sets.noteAsked("c", [[`page${k % 3000}`]], 0, false);
     ask(sets, "new", 10);
     ask(sets, "new", 10);
     expect(held(sets)).toEqual(["hot", "new"]);
+  });
+
+  it("weighs a filter by the size its read counted, not by a sample's guess a little under it", () => {
+    // Two filters together at 1M: HNSW answers them with a sampled estimate of their candidates
+    // (about 10% off either way). "e" holds 11, guessed 9 or 12 in turn; four sets of 10 are held
+    // in a cache of 50, so "e" fits only if the guess is believed.
+    const sets = new CandidateSets(50);
+    const turn = ["a", "b", "c", "d", "e"];
+    let reads = 0;
+    for (let round = 0; round < 12; round++) {
+      for (const value of turn) {
+        const size = value === "e" ? 11 : 10;
+        const guess = value === "e" ? (round % 2 === 0 ? 9 : 12) : 10;
+        if (sets.get("c", [[value]]) !== undefined) sets.noteAsked("c", [[value]], size, true);
+        else if (sets.admits("c", [[value]])) {
+          if (value === "e") reads++;
+          sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
+          sets.noteAsked("c", [[value]], size, true);
+        } else sets.noteAsked("c", [[value]], guess, false);
+      }
+    }
+    // Read once (its first guess was all there was), refused, and never again: before, each guess
+    // of 9 admitted it, to be read whole and refused (six reads).
+    expect(reads).toBe(1);
+    expect(held(sets)).toEqual(["a", "b", "c", "d"]);
+    // A guess far from what was counted is the catalog changed: it replaces the count.
+    sets.noteAsked("c", [["e"]], 4, false);
+    expect(sets.admits("c", [["e"]])).toBe(true);
   });
 });
 
@@ -107,11 +135,11 @@ describe("CandidateSets", () => {
 function ask(sets: CandidateSets, value: string, size: number): boolean {
   const found = sets.get("c", [[value]]) !== undefined;
   if (!found && sets.admits("c", [[value]])) sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
-  sets.noteAsked("c", [[value]], size);
+  sets.noteAsked("c", [[value]], size, true);
   return found;
 }
 
 /** The values of tag "c" whose sets are held (in this list's order). */
 function held(sets: CandidateSets): string[] {
-  return ["a", "b", "c", "x", "y", "z", "old", "older", "hot", "new"].filter((v) => sets.get("c", [[v]]) !== undefined);
+  return ["a", "b", "c", "d", "e", "x", "y", "z", "old", "older", "hot", "new"].filter((v) => sets.get("c", [[v]]) !== undefined);
 }

@@ -37,8 +37,12 @@ export class CandidateSets {
   /** With the size each was stored at; in the order they were last asked, longest ago first. */
   private readonly sets = new Map<string, { set: CandidateSet; size: number }>();
   private held = 0;
-  /** The filters asked lately: how often (halved as they age), and the candidates they would hold. */
-  private readonly asked = new Map<string, { count: number; size: number }>();
+  /**
+   * The filters asked lately: how often (halved as they age), the candidates they would hold, and
+   * whether that size was counted (candidates read) or guessed (answered by HNSW: a sample's
+   * estimate for several filters).
+   */
+  private readonly asked = new Map<string, { count: number; size: number; counted: boolean }>();
   private asksSinceAging = 0;
 
   constructor(private readonly capacity: number) {}
@@ -52,15 +56,20 @@ export class CandidateSets {
   }
 
   /**
-   * The filter was asked: `candidates` of its scored, or as many as holding it would hold when it
-   * was answered another way (0: it could not be held).
+   * The filter was asked: `candidates` of its scored (`counted`), or as many as holding it would
+   * hold when it was answered another way (0: it could not be held), which for several filters is
+   * a sample's estimate. A size counted stands against guesses within GUESS_SPREAD of it: weighed
+   * by a guess that fell a little under it, a set counted too large for the room left was admitted,
+   * read whole (10,000 candidates at 1M: about a second) and refused, again and again.
    */
-  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number): void {
+  noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number, counted: boolean): void {
     if (this.capacity === 0) return;
     const key = keyOf(tag, groups);
-    const count = (this.asked.get(key)?.count ?? 0) + 1;
+    const before = this.asked.get(key);
+    const count = (before?.count ?? 0) + 1;
+    const keep = !counted && before?.counted === true && Math.abs(candidates - before.size) <= before.size * GUESS_SPREAD;
     this.asked.delete(key);
-    this.asked.set(key, { count, size: candidates });
+    this.asked.set(key, keep ? { count, size: before.size, counted: true } : { count, size: candidates, counted });
     if (this.asked.size > MAX_ASKED) this.asked.delete(this.asked.keys().next().value!);
     const entry = this.sets.get(key);
     if (entry) {
@@ -135,6 +144,12 @@ export class CandidateSets {
 const MAX_ASKED = 4096;
 /** Asks between halvings of every count (Caffeine: ten times the entries it holds). */
 const AGING_ASKS = 10 * MAX_ASKED;
+/**
+ * How far a guess may fall from a counted size and still be taken for the sampling's error, not a
+ * change in the catalog. The query script's sample (1,024 members of the smallest posting) misses
+ * by 1 / sqrt(members that pass) of its estimate: 0.1 for two 10% filters at 1M (about 100 pass).
+ */
+const GUESS_SPREAD = 0.5;
 /** Held sets weighed as the ones to push out, asked longest ago first. */
 const EVICTION_WINDOW = 16;
 

@@ -156,7 +156,7 @@ export class SlotIndex {
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
     if (mode === 2 && !holding) {
-      this.candidateSets.noteAsked(tag, groups, Number(reply[3]));
+      this.candidateSets.noteAsked(tag, groups, Number(reply[3]), true);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
     }
     if (mode === 2 || mode === 3 || mode === 4) {
@@ -167,12 +167,12 @@ export class SlotIndex {
       // is then scored this once and named anew next time, which chooses its path again.
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
       else if (mode !== 3) this.candidateSets.set(tag, groups, { generation: String(reply[6]), candidates });
-      this.candidateSets.noteAsked(tag, groups, candidates.size);
+      this.candidateSets.noteAsked(tag, groups, candidates.size, true);
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
     // Not scored, but noted with the candidates holding it would hold: the room its set would
     // take is what its admission weighs.
-    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0);
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0, false);
     const hits: IndexHit[] = [];
     let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
