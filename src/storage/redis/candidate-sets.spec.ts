@@ -74,7 +74,7 @@ describe("CandidateSets", () => {
     let hits = 0;
     for (let round = 0; round < 20; round++) {
       for (const value of order) {
-        const found = ask(sets, value, 10);
+        const found = ask(sets, value, 10) === "held";
         if (round >= 10) hits += found ? 1 : 0;
       }
     }
@@ -91,7 +91,7 @@ describe("CandidateSets", () => {
     expect(held(sets)).toEqual(["old", "older"]);
     // "hot" is held from its seventh ask: asked six times before, once more than either.
     let asks = 0;
-    while (!ask(sets, "hot", 10)) asks++;
+    while (ask(sets, "hot", 10) !== "held") asks++;
     expect(asks).toBe(7);
     expect(held(sets)).toEqual(["older", "hot"]);
     // Many other asks (of filters HNSW answered): every count halves, three times, and "older",
@@ -111,14 +111,8 @@ describe("CandidateSets", () => {
     let reads = 0;
     for (let round = 0; round < 12; round++) {
       for (const value of turn) {
-        const size = value === "e" ? 11 : 10;
-        const guess = value === "e" ? (round % 2 === 0 ? 9 : 12) : 10;
-        if (sets.get("c", [[value]]) !== undefined) sets.noteAsked("c", [[value]], size, true);
-        else if (sets.admits("c", [[value]])) {
-          if (value === "e") reads++;
-          sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
-          sets.noteAsked("c", [[value]], size, true);
-        } else sets.noteAsked("c", [[value]], guess, false);
+        const read = value === "e" ? ask(sets, value, 11, round % 2 === 0 ? 9 : 12) : ask(sets, value, 10, 10);
+        if (value === "e" && read === "read") reads++;
       }
     }
     // Read once (its first guess was all there was), refused, and never again: before, each guess
@@ -131,12 +125,21 @@ describe("CandidateSets", () => {
   });
 });
 
-/** One query of a filter, in the order slot-index.ts takes them; whether its set was held. */
-function ask(sets: CandidateSets, value: string, size: number): boolean {
-  const found = sets.get("c", [[value]]) !== undefined;
-  if (!found && sets.admits("c", [[value]])) sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
-  sets.noteAsked("c", [[value]], size, true);
-  return found;
+/**
+ * One query of a filter of `size` candidates, in the order slot-index.ts takes them: its set held,
+ * or read (to be held if it goes in), or, not admitted, read whole or (with a `guess` of its size)
+ * answered by HNSW.
+ */
+function ask(sets: CandidateSets, value: string, size: number, guess?: number): "held" | "read" | "answered" {
+  if (sets.get("c", [[value]]) !== undefined) {
+    sets.noteAsked("c", [[value]], size, true);
+    return "held";
+  }
+  const admitted = sets.admits("c", [[value]]);
+  if (admitted) sets.set("c", [[value]], { generation: "1", candidates: candidates(size) });
+  if (!admitted && guess !== undefined) sets.noteAsked("c", [[value]], guess, false);
+  else sets.noteAsked("c", [[value]], size, true);
+  return admitted ? "read" : "answered";
 }
 
 /** The values of tag "c" whose sets are held (in this list's order). */

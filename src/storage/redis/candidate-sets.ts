@@ -70,7 +70,7 @@ export class CandidateSets {
     const count = (before?.count ?? 0) + 1;
     const keep = !counted && before?.counted === true && Math.abs(candidates - before.size) <= before.size * GUESS_SPREAD;
     this.asked.delete(key);
-    this.asked.set(key, keep ? { count, size: before.size, counted: true } : { count, size: candidates, counted });
+    this.asked.set(key, keep ? { ...before, count } : { count, size: candidates, counted });
     if (this.asked.size > MAX_ASKED) this.asked.delete(this.asked.keys().next().value!);
     const entry = this.sets.get(key);
     if (entry) {
