@@ -169,8 +169,8 @@ describe("value sets", () => {
   });
 
   it("of filters answered by HNSW asked in turn past its room, holds the one that fits and keeps it", async () => {
-    // Room for one pair's 4,000 candidates.
-    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 6000 });
+    // Room for one pair's 4,000 candidates, at the most a guess of them may be (half as many again).
+    const mine = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 7000 });
     const [s0, s1] = [sectionAndTier("s0"), sectionAndTier("s1")];
     const exact = async (filters: MetadataFilter[]): Promise<boolean> => {
       const answer = await asker(mine, filters)();

@@ -47,12 +47,20 @@ export class CandidateSets {
 
   constructor(private readonly capacity: number) {}
 
-  /** Whether the filter's set would be held, asked now: it was asked before, and would go in. */
+  /**
+   * Whether the filter's set would be held, asked now: it was asked before, and would go in. A
+   * guessed size is weighed at the most it may be (GUESS_SPREAD over the guess): admitted on a guess
+   * a little under the room left, a set found too large is read whole (150 ms at 1M) only to be
+   * refused, and each filter asked in turn past the cache paid that once, when a guess first fell
+   * under the room (p99 177 ms at 1M: session 29 in docs/filtered-search-measurements.md).
+   */
   admits(tag: string, groups: readonly (readonly string[])[]): boolean {
     const key = keyOf(tag, groups);
     const asked = this.asked.get(key);
-    if (this.capacity === 0 || asked === undefined || asked.size > this.capacity) return false;
-    return this.victims(key, asked.count, this.held + asked.size - this.capacity) !== undefined;
+    if (this.capacity === 0 || asked === undefined) return false;
+    const size = asked.counted ? asked.size : Math.ceil(asked.size * (1 + GUESS_SPREAD));
+    if (size > this.capacity) return false;
+    return this.victims(key, asked.count, this.held + size - this.capacity) !== undefined;
   }
 
   /**
@@ -147,8 +155,9 @@ const MAX_ASKED = 4096;
 const AGING_ASKS = 10 * MAX_ASKED;
 /**
  * How far a guess may fall from a counted size and still be taken for the sampling's error, not a
- * change in the catalog. The query script's sample (1,024 members of the smallest posting) misses
- * by 1 / sqrt(members that pass) of its estimate: 0.1 for two 10% filters at 1M (about 100 pass).
+ * change in the catalog; and so how much larger than its guess a set not yet counted may be. The
+ * query script's sample (1,024 members of the smallest posting) misses by 1 / sqrt(members that
+ * pass) of its estimate: 0.1 for two 10% filters at 1M (about 100 pass), so half is five times that.
  */
 const GUESS_SPREAD = 0.5;
 /** Held sets weighed as the ones to push out, asked longest ago first. */
