@@ -171,8 +171,8 @@ export class SlotIndex {
       return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...candidates.score(query, decided) };
     }
     // Not scored, but noted with the candidates holding it would hold: the room its set would
-    // take is what its admission weighs. One group's is counted (its postings' sizes), several
-    // groups' a sample's guess.
+    // take is what its admission weighs. One group's is counted (its postings' sizes: never fewer
+    // than its candidates, more only for an in over an array field), several groups' a sample's guess.
     if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0, groups.length === 1);
     const hits: IndexHit[] = [];
     let i = 7;
