@@ -26,8 +26,14 @@ export interface CandidateSet {
  * were each asked less often than it. Filters asked in turn whose sets come to more than the
  * capacity then keep as many held as fit, and the same ones, instead of each pushing out the next
  * one asked (held by when they were stored: none held at all); a filter asked more often than
- * those held comes in. Counts are halved every AGING_ASKS asks, so a page no longer asked drifts
- * out. A filter answered by HNSW counts as the candidates holding it would hold.
+ * those held comes in. A filter answered by HNSW counts as the candidates holding it would hold.
+ *
+ * Counts are what was asked lately, as Caffeine's sketch keeps them: at most COUNT_LIMIT, and
+ * halved every AGING_PER_SET asks per set the cache holds (at the mean size of the filters it
+ * remembers). Counted over a longer past, the sets of pages asked before the traffic changed hold
+ * out the ones asked now until these are asked as often: at 100k, ten pairs of filters asked after
+ * fifty shop pairs were read whole on 289 of their 660 asks, replayed (p99 66 ms against 12 alone:
+ * session 30 in docs/filtered-search-measurements.md); counted this way, on 10.
  *
  * Whether a set goes in is decided with the counts before the ask that brings it (admits, then
  * set, then noteAsked): with every count equal, as filters asked in turn have, nothing held is
@@ -44,6 +50,8 @@ export class CandidateSets {
    */
   private readonly asked = new Map<string, { count: number; size: number; counted: boolean }>();
   private asksSinceAging = 0;
+  /** Asks between halvings: set anew at each from the sizes remembered (see the class). */
+  private agingAsks = MIN_AGING_ASKS;
 
   constructor(private readonly capacity: number) {}
 
@@ -75,7 +83,7 @@ export class CandidateSets {
     if (this.capacity === 0) return;
     const key = keyOf(tag, groups);
     const before = this.asked.get(key);
-    const count = (before?.count ?? 0) + 1;
+    const count = Math.min(COUNT_LIMIT, (before?.count ?? 0) + 1);
     const keep = !counted && before?.counted === true && Math.abs(candidates - before.size) <= before.size * GUESS_SPREAD;
     this.asked.delete(key);
     this.asked.set(key, keep ? { ...before, count } : { count, size: candidates, counted });
@@ -85,7 +93,7 @@ export class CandidateSets {
       this.sets.delete(key);
       this.sets.set(key, entry);
     }
-    if (++this.asksSinceAging >= AGING_ASKS) this.age();
+    if (++this.asksSinceAging >= this.agingAsks) this.age();
   }
 
   get(tag: string, groups: readonly (readonly string[])[]): CandidateSet | undefined {
@@ -132,9 +140,23 @@ export class CandidateSets {
     return undefined;
   }
 
-  /** Every count halved; filters down to 0 forgotten (a set held for one keeps no claim to stay). */
+  /**
+   * Every count halved; filters down to 0 forgotten (a set held for one keeps no claim to stay).
+   * The next halving comes after AGING_PER_SET asks per set of the mean size remembered that the
+   * capacity holds: filters asked in turn, as many as it holds, are each asked several times
+   * between halvings, and keep their counts (and sets) through them.
+   */
   private age(): void {
     this.asksSinceAging = 0;
+    let sizes = 0;
+    let sized = 0;
+    for (const { size } of this.asked.values()) {
+      if (size === 0) continue;
+      sizes += Math.min(size, this.capacity);
+      sized++;
+    }
+    const sets = sized === 0 ? 1 : this.capacity / (sizes / sized);
+    this.agingAsks = Math.round(Math.min(MAX_AGING_ASKS, Math.max(MIN_AGING_ASKS, AGING_PER_SET * sets)));
     for (const [key, asked] of this.asked) {
       asked.count = Math.floor(asked.count / 2);
       if (asked.count === 0) this.asked.delete(key);
@@ -151,8 +173,24 @@ export class CandidateSets {
 
 /** Filters remembered as asked: many more than the sets a cache holds, few enough to cost nothing. */
 const MAX_ASKED = 4096;
-/** Asks between halvings of every count (Caffeine: ten times the entries it holds). */
-const AGING_ASKS = 10 * MAX_ASKED;
+/**
+ * Asks between halvings per set the cache holds (Caffeine's: 10 per entry). Replayed over Zipf's
+ * traffic (bench/candidate-admission.ts), 10 kept 2.5% of asks' sets only to push them out again
+ * (a read and a set kept, then dropped: dearer than a read whole), 20 1.9% and 40 1.4%; but at 40
+ * ten pairs asked after the shop pairs were held on 86% of their asks, at 20 on 97%. Halved every
+ * 40,960 asks (before session 31): 0.6% kept, the pairs held on 55%, and after Zipf's popular
+ * filters moved, 22% of asks held against 34% before (34% at 20).
+ */
+const AGING_PER_SET = 20;
+/** Halvings apart at least this, for a cache that holds a few sets... */
+const MIN_AGING_ASKS = 160;
+/** ...and at most this, for one of thousands: the filters remembered, ten times over. */
+const MAX_AGING_ASKS = 10 * MAX_ASKED;
+/**
+ * A count's ceiling (Caffeine's counters have 4 bits): a page asked thousands of times before the
+ * traffic changed gives way after a few halvings, not after as many asks.
+ */
+const COUNT_LIMIT = 15;
 /**
  * How far a guess may fall from a counted size and still be taken for the sampling's error, not a
  * change in the catalog; and so how much larger than its guess a set not yet counted may be. The
