@@ -60,9 +60,8 @@ function zipfRows(): Row[] {
   const random = seededRandom(20261127);
   const FILTERS = 2000;
   const sizes = Array.from({ length: FILTERS }, () => Math.round(100 + random() * 4900));
-  const weights = Array.from({ length: FILTERS }, (_, k) => (k + 1) ** -0.9);
-  const cumulative: number[] = [];
-  weights.reduce((sum, w, k) => (cumulative[k] = sum + w), 0);
+  let sum = 0;
+  const cumulative = Array.from({ length: FILTERS }, (_, k) => (sum += (k + 1) ** -0.9));
   const total = cumulative[FILTERS - 1]!;
   const rank = () => {
     const r = random() * total;

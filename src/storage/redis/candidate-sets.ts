@@ -150,17 +150,16 @@ export class CandidateSets {
     this.asksSinceAging = 0;
     let sizes = 0;
     let sized = 0;
-    for (const { size } of this.asked.values()) {
-      if (size === 0) continue;
-      sizes += Math.min(size, this.capacity);
-      sized++;
-    }
-    const sets = sized === 0 ? 1 : this.capacity / (sizes / sized);
-    this.agingAsks = Math.round(Math.min(MAX_AGING_ASKS, Math.max(MIN_AGING_ASKS, AGING_PER_SET * sets)));
     for (const [key, asked] of this.asked) {
+      if (asked.size > 0) {
+        sizes += Math.min(asked.size, this.capacity);
+        sized++;
+      }
       asked.count = Math.floor(asked.count / 2);
       if (asked.count === 0) this.asked.delete(key);
     }
+    const sets = sized === 0 ? 1 : this.capacity / (sizes / sized);
+    this.agingAsks = Math.round(Math.min(MAX_AGING_ASKS, Math.max(MIN_AGING_ASKS, AGING_PER_SET * sets)));
   }
 
   private drop(key: string): void {
