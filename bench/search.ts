@@ -468,15 +468,48 @@ function jitter(random: () => number, base: Float32Array, sigma: number): Float3
   return normalise(out);
 }
 
-interface Catalog {
-  n: number;
-  dims: number;
-  ids: string[];
-  /** N x dims element vectors, row-major. */
-  elements: Float32Array;
-  ranks: Rank[];
-  metadata: { category: string; price: number; brand: string; section?: string; shop?: string; line?: string; finish?: string }[];
-  descriptors: string[];
+type Metadata = { category: string; price: number; brand: string; section?: string; shop?: string; line?: string; finish?: string };
+const RANKS: readonly Rank[] = ["NO_BOOST", "BOOST", "SUPER_BOOST"];
+
+/**
+ * The synthetic catalog, held in typed arrays and read one product at a time: a million products'
+ * ids, descriptors and metadata as objects would be hundreds of MB of small objects in the heap the
+ * service runs in, whose every full collection would then be the bench's, not the service's.
+ */
+class Catalog {
+  constructor(
+    readonly n: number,
+    readonly dims: number,
+    /** N x dims element vectors, row-major. */
+    readonly elements: Float32Array,
+    private readonly clusters: readonly { category: string; phrase: string }[],
+    private readonly clusterOf: Uint16Array,
+    private readonly brandOf: Uint16Array,
+    private readonly brandNames: readonly string[],
+    private readonly priceCents: Uint32Array,
+    private readonly rankOf: Uint8Array,
+    /** section, shop, line, finish value numbers per product (--filters), else undefined. */
+    private readonly filterValues: { section: Uint8Array; shop: Uint8Array; line: Uint16Array; finish: Uint8Array } | undefined,
+  ) {}
+
+  id(i: number): string {
+    return `p${String(i).padStart(7, "0")}`;
+  }
+
+  descriptor(i: number): string {
+    return `${this.brandNames[this.brandOf[i]!]} ${this.clusters[this.clusterOf[i]!]!.phrase} ${i}`;
+  }
+
+  rank(i: number): Rank {
+    return RANKS[this.rankOf[i]!]!;
+  }
+
+  metadata(i: number): Metadata {
+    const m: Metadata = { category: this.clusters[this.clusterOf[i]!]!.category, price: this.priceCents[i]! / 100, brand: this.brandNames[this.brandOf[i]!]! };
+    const f = this.filterValues;
+    if (f) Object.assign(m, { section: `s${f.section[i]}`, shop: `h${f.shop[i]}`, line: `l${f.line[i]}`, finish: `f${f.finish[i]}` });
+    return m;
+  }
 }
 
 function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, filterFields = false, brands = BRANDS): Catalog {
@@ -497,29 +530,36 @@ function syntheticCatalog(n: number, text: OpenedSentenceEncoder, seed: number, 
   });
   const dims = dimsVisual + dimsText + 3;
   const elements = new Float32Array(n * dims);
-  const ids: string[] = [];
-  const ranks: Rank[] = [];
-  const metadata: Catalog["metadata"] = [];
-  const descriptors: string[] = [];
+  const clusterOf = new Uint16Array(n);
+  const brandOf = new Uint16Array(n);
+  const priceCents = new Uint32Array(n);
+  const rankOf = new Uint8Array(n);
+  const filterValues = filterFields
+    ? { section: new Uint8Array(n), shop: new Uint8Array(n), line: new Uint16Array(n), finish: new Uint8Array(n) }
+    : undefined;
   for (let i = 0; i < n; i++) {
-    const c = clusters[Math.floor(random() * CLUSTERS)]!;
+    const cluster = Math.floor(random() * CLUSTERS);
+    const c = clusters[cluster]!;
     const t = jitter(random, c.textCentroid, TEXT_NOISE);
     const v = jitter(random, c.visualCentroid, VISUAL_NOISE);
     const r = random();
-    const rank: Rank = r < 0.02 ? "SUPER_BOOST" : r < 0.07 ? "BOOST" : "NO_BOOST";
-    elements.set(elementVector(v, t, rank), i * dims);
-    ids.push(`p${String(i).padStart(7, "0")}`);
-    ranks.push(rank);
-    const brand = brandName(Math.floor(random() * brands));
-    metadata.push({ category: c.category, price: Math.round((5 + random() * 495) * 100) / 100, brand });
-    if (filterFields) {
+    const rank = r < 0.02 ? 2 : r < 0.07 ? 1 : 0;
+    elements.set(elementVector(v, t, RANKS[rank]!), i * dims);
+    clusterOf[i] = cluster;
+    rankOf[i] = rank;
+    brandOf[i] = Math.floor(random() * brands);
+    priceCents[i] = Math.round((5 + random() * 495) * 100);
+    if (filterValues) {
       // Independent of the vectors: the hard case for a filtered nearest-neighbour search.
       const pick = (k: number) => Math.floor(filterRandom() * k);
-      Object.assign(metadata[i]!, { section: `s${pick(10)}`, shop: `h${pick(100)}`, line: `l${pick(1000)}`, finish: `f${pick(10)}` });
+      filterValues.section[i] = pick(10);
+      filterValues.shop[i] = pick(100);
+      filterValues.line[i] = pick(1000);
+      filterValues.finish[i] = pick(10);
     }
-    descriptors.push(`${brand} ${c.phrase} ${i}`);
   }
-  return { n, dims, ids, elements, ranks, metadata, descriptors };
+  const brandNames = Array.from({ length: brands }, (_, k) => brandName(k));
+  return new Catalog(n, dims, elements, clusters.map(({ category, phrase }) => ({ category, phrase })), clusterOf, brandOf, brandNames, priceCents, rankOf, filterValues);
 }
 
 /** Exact top-k by dot product (elements are unit length, so this is the cosine order). */
@@ -548,7 +588,7 @@ function bruteForceTopK(catalog: Catalog, query: Float32Array, k: number, keep?:
       bestDot[pos] = d;
     }
   }
-  return { ids: best.map((i) => catalog.ids[i]!), dots: bestDot };
+  return { ids: best.map((i) => catalog.id(i)), dots: bestDot };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1004,7 +1044,7 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
       if (start >= n) return;
       const batch = [];
       for (let i = start; i < Math.min(n, start + BATCH); i++) {
-        batch.push({ id: catalog.ids[i]!, imageUrl: `https://images.example/${catalog.ids[i]}.jpg`, descriptor: catalog.descriptors[i]!, metadata: catalog.metadata[i]! });
+        batch.push({ id: catalog.id(i), imageUrl: `https://images.example/${catalog.id(i)}.jpg`, descriptor: catalog.descriptor(i), metadata: catalog.metadata(i) });
       }
       const res = await api("POST", `/organizations/${organizationId}/catalogs/${catalogId}/products`, batch);
       if (res.status !== 202) throw new Error(`Create Products failed at ${start}: ${res.status} ${await res.text()}`);
@@ -1104,7 +1144,7 @@ type FilterMask = Uint8Array;
 
 /** Which of the catalog's products pass the filters, by the service's own rule. */
 function filterMask(catalog: Catalog, filters: readonly BenchFilter[]): FilterMask {
-  return Uint8Array.from(catalog.metadata, (m, i) => (matchesFilters(filters, { ...m, rank: catalog.ranks[i]! }) ? 1 : 0));
+  return Uint8Array.from({ length: catalog.n }, (_, i) => (matchesFilters(filters, { ...catalog.metadata(i), rank: catalog.rank(i) }) ? 1 : 0));
 }
 
 /** 3: the same query vectors the service builds from the texts, and their exact answers. */
@@ -1164,7 +1204,7 @@ function documentedScoreTruth(
   masks: readonly (readonly FilterMask[] | undefined)[],
 ): string[][][] {
   const { n, dims, elements } = catalog;
-  const productWords = catalog.descriptors.map((d) => lexicalWords(d));
+  const productWords = Array.from({ length: n }, (_, i) => lexicalWords(catalog.descriptor(i)));
   const vocabulary = new LexicalVocabulary("bench");
   const holders = new Map<string, number[]>();
   productWords.forEach((words, i) => {
@@ -1198,7 +1238,7 @@ function documentedScoreTruth(
         textDot += elements[base + words.length + j]! * words[j]!;
       }
       const similarity = lexicalSimilarity(expanded, productWords[i]!);
-      scores[i] = scoreFromDots({ visual, text: textDot }, catalog.ranks[i]!, { visualWeight: VISUAL_WEIGHT, boosts }, similarity);
+      scores[i] = scoreFromDots({ visual, text: textDot }, catalog.rank(i), { visualWeight: VISUAL_WEIGHT, boosts }, similarity);
     }
     masks.forEach((sets, m) => {
       const keep = sets?.[k % sets.length];
@@ -1212,7 +1252,7 @@ function documentedScoreTruth(
         while (at > 0 && scores[best[at - 1]!]! < score) at--;
         best.splice(at, 0, i);
       }
-      answers[m]!.push(best.map((i) => catalog.ids[i]!));
+      answers[m]!.push(best.map((i) => catalog.id(i)));
     });
   });
   return answers;
@@ -1322,7 +1362,7 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
     ["brand", Array.from({ length: 50 }, (_, k) => queriedBrand(k))],
     ["misspelt brand", Array.from({ length: 50 }, (_, k) => misspelt(queriedBrand(k)))],
     ["4-letter brand prefix", Array.from({ length: 50 }, (_, k) => queriedBrand(k).slice(0, 4))],
-    ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptors[Math.floor((k * n) / 50)]!)],
+    ["exact title", Array.from({ length: 50 }, (_, k) => catalog.descriptor(Math.floor((k * n) / 50)))],
   ];
   const queries = sets.flatMap(([, set]) => set);
   const task = (concurrency: number): Task => ({ ...runner.task("rest", concurrency), queries, blobs: [] });
@@ -1339,7 +1379,7 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
       const got = rest1.results[s * 50 + k] ?? [];
       const index = (id: string) => Number(id.slice(1));
       if (s === 3) sum += got[0] !== undefined && index(got[0]) === Math.floor((k * n) / 50) ? 1 : 0;
-      else sum += got.slice(0, 10).filter((id) => catalog.metadata[index(id)]!.brand === queriedBrand(k)).length / 10;
+      else sum += got.slice(0, 10).filter((id) => catalog.metadata(index(id)).brand === queriedBrand(k)).length / 10;
     });
     return { label: s === 3 ? `${label} first` : `${label} P@10`, value: sum / set.length };
   });
@@ -1418,10 +1458,10 @@ async function filteredRuns(
 /** Product i's index entry, as the service's sync writes it. */
 function entryOf(catalog: Catalog, i: number): IndexEntry {
   return {
-    productId: catalog.ids[i]!,
+    productId: catalog.id(i),
     vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
-    attributes: { ...catalog.metadata[i]!, rank: catalog.ranks[i]! },
-    words: lexicalWords(catalog.descriptors[i]!),
+    attributes: { ...catalog.metadata(i), rank: catalog.rank(i) },
+    words: lexicalWords(catalog.descriptor(i)),
   };
 }
 
