@@ -743,6 +743,8 @@ async function main(): Promise<void> {
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
+  // The catalog numbers each product's brand in a Uint16Array.
+  if (!Number.isInteger(options.brands) || options.brands < 1 || options.brands > 65_535) throw new Error(`--brands must be an integer from 1 to 65535, got ${values.brands}`);
   if (!Number.isInteger(options.parts) || options.parts < 1) throw new Error(`--parts must be a positive integer, got ${values.parts}`);
   if (!(options.importRate >= 0)) throw new Error(`--import-rate must be 0 or more products/s, got ${values["import-rate"]}`);
 
