@@ -496,6 +496,11 @@ class Catalog {
     return `p${String(i).padStart(7, "0")}`;
   }
 
+  /** The product a `id(i)` names. */
+  index(id: string): number {
+    return Number(id.slice(1));
+  }
+
   descriptor(i: number): string {
     return `${this.brandNames[this.brandOf[i]!]} ${this.clusters[this.clusterOf[i]!]!.phrase} ${i}`;
   }
@@ -509,6 +514,11 @@ class Catalog {
     const f = this.filterValues;
     if (f) Object.assign(m, { section: `s${f.section[i]}`, shop: `h${f.shop[i]}`, line: `l${f.line[i]}`, finish: `f${f.finish[i]}` });
     return m;
+  }
+
+  /** What the index holds of the product: its metadata and rank, as the service's sync writes them. */
+  attributes(i: number): Metadata & { rank: Rank } {
+    return Object.assign(this.metadata(i), { rank: this.rank(i) });
   }
 }
 
@@ -1146,7 +1156,7 @@ type FilterMask = Uint8Array;
 
 /** Which of the catalog's products pass the filters, by the service's own rule. */
 function filterMask(catalog: Catalog, filters: readonly BenchFilter[]): FilterMask {
-  return Uint8Array.from({ length: catalog.n }, (_, i) => (matchesFilters(filters, { ...catalog.metadata(i), rank: catalog.rank(i) }) ? 1 : 0));
+  return Uint8Array.from({ length: catalog.n }, (_, i) => (matchesFilters(filters, catalog.attributes(i)) ? 1 : 0));
 }
 
 /** 3: the same query vectors the service builds from the texts, and their exact answers. */
@@ -1379,9 +1389,8 @@ async function lexicalRuns(bench: BenchService, loaded: LoadedCatalog, runner: W
     let sum = 0;
     set.forEach((_, k) => {
       const got = rest1.results[s * 50 + k] ?? [];
-      const index = (id: string) => Number(id.slice(1));
-      if (s === 3) sum += got[0] !== undefined && index(got[0]) === Math.floor((k * n) / 50) ? 1 : 0;
-      else sum += got.slice(0, 10).filter((id) => catalog.metadata(index(id)).brand === queriedBrand(k)).length / 10;
+      if (s === 3) sum += got[0] !== undefined && catalog.index(got[0]) === Math.floor((k * n) / 50) ? 1 : 0;
+      else sum += got.slice(0, 10).filter((id) => catalog.metadata(catalog.index(id)).brand === queriedBrand(k)).length / 10;
     });
     return { label: s === 3 ? `${label} first` : `${label} P@10`, value: sum / set.length };
   });
@@ -1462,7 +1471,7 @@ function entryOf(catalog: Catalog, i: number): IndexEntry {
   return {
     productId: catalog.id(i),
     vector: catalog.elements.subarray(i * catalog.dims, (i + 1) * catalog.dims),
-    attributes: { ...catalog.metadata(i), rank: catalog.rank(i) },
+    attributes: catalog.attributes(i),
     words: lexicalWords(catalog.descriptor(i)),
   };
 }
