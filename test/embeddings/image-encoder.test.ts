@@ -34,8 +34,9 @@ afterAll(async () => {
 });
 
 describe("image encoder", () => {
-  // onnxruntime-node is an optional dependency installed by default (`ONNXRUNTIME_NODE_INSTALL=skip
-  // npm ci`): an install that dropped it must fail here, not skip the tests that need it.
+  // onnxruntime-node is an optional dependency installed by default (plain `npm ci`; its install
+  // script is denied in allowScripts): an install that dropped it must fail here, not skip the
+  // tests that need it.
   it("runs on ONNX Runtime by default", () => {
     expect(defaultImageRuntime()).toBe("onnxruntime");
     expect(encoder.backend).toMatchObject({ runtime: "onnxruntime", name: "onnxruntime" });
