@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CandidateSets } from "./candidate-sets.js";
+import { CandidateSets, heldSizeOf } from "./candidate-sets.js";
 import { HeldCandidates } from "./held-candidates.js";
 
 const candidates = (n: number): HeldCandidates =>
@@ -43,8 +43,10 @@ describe("CandidateSets", () => {
     expect(sets.admits("d", [["a"]])).toBe(false); // another tag
     sets.noteAsked("c", [["huge"]], 101, false);
     expect(sets.admits("c", [["huge"]])).toBe(false); // more than the capacity
-    sets.noteAsked("c", [["x"]], 0, false); // answered by HNSW, could not be held: nothing to hold
+    sets.noteAsked("c", [["x"]], 0, false); // answered by HNSW, guessed to pass none: nothing to hold
     expect(sets.admits("c", [["x"]])).toBe(true);
+    sets.noteAsked("c", [["y"]], Number.POSITIVE_INFINITY, false); // more than may be held
+    expect(sets.admits("c", [["y"]])).toBe(false);
     expect(new CandidateSets(0).admits("c", [["a"]])).toBe(false);
   });
 
@@ -160,6 +162,20 @@ describe("CandidateSets", () => {
     // A guess far from what was counted is the catalog changed: it replaces the count.
     sets.noteAsked("c", [["e"]], 4, false);
     expect(sets.admits("c", [["e"]])).toBe(true);
+  });
+
+  it("never admits a filter last guessed to pass more than may be held, even with room for none", () => {
+    // Session 33's pairs at 1M: four sets held, a fifth counted too large for the room left; a
+    // sample that overshot reached the cache as 0 and the pair was read whole, then refused.
+    const sets = new CandidateSets(50);
+    for (let round = 0; round < 2; round++) for (const value of ["a", "b", "c", "d"]) ask(sets, value, 10, 10);
+    sets.noteAsked("c", [["e"]], 11, true);
+    expect(sets.admits("c", [["e"]])).toBe(false);
+    sets.noteAsked("c", [["e"]], heldSizeOf(""), false); // the script's reply for that sample
+    expect(sets.admits("c", [["e"]])).toBe(false);
+    expect(held(sets)).toEqual(["a", "b", "c", "d"]);
+    expect(heldSizeOf("0")).toBe(0);
+    expect(heldSizeOf("10050")).toBe(10_050);
   });
 });
 

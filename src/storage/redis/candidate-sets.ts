@@ -73,8 +73,8 @@ export class CandidateSets {
 
   /**
    * The filter was asked: `candidates` of its scored (`counted`), or as many as holding it would
-   * hold when it was answered another way (0: it could not be held), which for several filters is
-   * a sample's estimate. A size counted stands against guesses within GUESS_SPREAD of it: weighed
+   * hold when it was answered another way (Infinity: more than may be held, or none to hold that
+   * way), which for several filters is a sample's estimate. A size counted stands against guesses within GUESS_SPREAD of it: weighed
    * by a guess that fell a little under it, a set counted too large for the room left was admitted,
    * read whole (10,000 candidates at 1M) and refused, again and again (p99 0.9 s: session 28 in
    * docs/filtered-search-measurements.md).
@@ -151,7 +151,7 @@ export class CandidateSets {
     let sizes = 0;
     let sized = 0;
     for (const [key, asked] of this.asked) {
-      if (asked.size > 0) {
+      if (asked.size > 0 && Number.isFinite(asked.size)) {
         sizes += Math.min(asked.size, this.capacity);
         sized++;
       }
@@ -168,6 +168,17 @@ export class CandidateSets {
     this.sets.delete(key);
     this.held -= entry.size;
   }
+}
+
+/**
+ * The candidates a filter answered by HNSW would hold, from the query script's reply: empty when
+ * the script found more than a caller may hold (or none to hold that way), which must not read as
+ * 0, an empty set that fits anywhere: at 1M a pair of 10,050 whose sample overshot was then
+ * admitted, read whole (0.2-1 s) and refused, on about one unheld ask in 50 (session 33 in
+ * docs/filtered-search-measurements.md).
+ */
+export function heldSizeOf(slot: string): number {
+  return slot === "" ? Number.POSITIVE_INFINITY : Number(slot);
 }
 
 /** Filters remembered as asked: many more than the sets a cache holds, few enough to cost nothing. */

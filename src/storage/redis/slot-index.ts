@@ -10,7 +10,7 @@ import type { RedisClient } from "./connection.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { CandidateSets } from "./candidate-sets.js";
+import { CandidateSets, heldSizeOf } from "./candidate-sets.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
 import { HeldCandidates } from "./held-candidates.js";
@@ -173,7 +173,7 @@ export class SlotIndex {
     // Not scored, but noted with the candidates holding it would hold: the room its set would
     // take is what its admission weighs. One group's is counted (its postings' sizes: never fewer
     // than its candidates, more only for an in over an array field), several groups' a sample's guess.
-    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, Number(String(reply[5])) || 0, groups.length === 1);
+    if (groups.length > 0) this.candidateSets.noteAsked(tag, groups, heldSizeOf(String(reply[5])), groups.length === 1);
     const hits: IndexHit[] = [];
     let i = 7;
     for (const end = i + 3 * Number(reply[3]); i < end; i += 3) {
