@@ -74,10 +74,10 @@ export class CandidateSets {
   /**
    * The filter was asked: `candidates` of its scored (`counted`), or as many as holding it would
    * hold when it was answered another way (Infinity: more than may be held, or none to hold that
-   * way), which for several filters is a sample's estimate. A size counted stands against guesses within GUESS_SPREAD of it: weighed
-   * by a guess that fell a little under it, a set counted too large for the room left was admitted,
-   * read whole (10,000 candidates at 1M) and refused, again and again (p99 0.9 s: session 28 in
-   * docs/filtered-search-measurements.md).
+   * way), which for several filters is a sample's estimate. A size counted stands against guesses
+   * within GUESS_SPREAD of it: weighed by a guess that fell a little under it, a set counted too
+   * large for the room left was admitted, read whole (10,000 candidates at 1M) and refused, again
+   * and again (p99 0.9 s: session 28 in docs/filtered-search-measurements.md).
    */
   noteAsked(tag: string, groups: readonly (readonly string[])[], candidates: number, counted: boolean): void {
     if (this.capacity === 0) return;
