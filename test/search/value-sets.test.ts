@@ -336,3 +336,52 @@ describe("value sets of a catalog split into parts", () => {
     }
   });
 });
+
+describe("a value set of which the other filters pass few", () => {
+  // 32,000 products: a section (a value set) 16,000, and one of five finishes (no value sets) a
+  // fifth of them, 3,200: past the candidates scored exactly, and a fifth of the section's set.
+  const deepId = `${catalogId}-deep`;
+  const deep: IndexEntry[] = Array.from({ length: 32_000 }, (_, i) => ({
+    productId: `d${i}`,
+    vector: randomUnit(random, DIM),
+    attributes: { section: `s${i % 2}`, finish: `f${Math.floor(i / 2) % 5}`, rank: "NO_BOOST" },
+    words: [],
+  }));
+  const deepById = new Map(deep.map((e) => [e.productId, e]));
+  const deepAsk = (filters: MetadataFilter[]) =>
+    index.query(deepId, { vector: query, count: 20, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+
+  beforeAll(async () => {
+    await index.rebuild(deepId, VERSION, pages(deep));
+  }, 180_000);
+  afterAll(async () => {
+    await index?.drop(deepId);
+  });
+
+  it("scans the set exactly with the whole filter, where HNSW would be asked five times the count", async () => {
+    for (const filters of [
+      [eq("section", "s1"), eq("finish", "f2")],
+      [eq("finish", "f4"), eq("section", "s0")],
+      [eq("section", "s0"), { field: "finish", operator: "in", value: ["f0"] } as MetadataFilter],
+    ]) {
+      const answer = await deepAsk(filters);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.exact, JSON.stringify(filters)).toBe(true);
+      expect(answer.hits.map((h) => h.productId), JSON.stringify(filters)).toEqual(best(filters, deepById).slice(0, 20));
+      for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId, deepById), 5);
+      for (const h of answer.hits) expect(h.attributes).toEqual(deepById.get(h.productId)!.attributes);
+    }
+  });
+
+  it("keeps HNSW over the set, post-filtered, when the other filters pass more than a quarter of it", async () => {
+    // Three finishes of five: 60% of the section.
+    const filters = [eq("section", "s1"), { field: "finish", operator: "in", value: ["f0", "f1", "f2"] } as MetadataFilter];
+    const answer = await deepAsk(filters);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    expect(answer.exact).toBe(false);
+    const passed = answer.hits.filter((h) => !h.failsFilters);
+    for (const h of passed) expect(matchesFilters(filters, h.attributes)).toBe(true);
+    const truth = best(filters, deepById).slice(0, 10);
+    expect(passed.filter((h) => truth.includes(h.productId)).length).toBeGreaterThanOrEqual(8);
+  });
+});
