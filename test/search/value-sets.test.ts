@@ -338,13 +338,14 @@ describe("value sets of a catalog split into parts", () => {
 });
 
 describe("a value set of which the other filters pass few", () => {
-  // 32,000 products: a section (a value set) 16,000, and one of five finishes (no value sets) a
-  // fifth of them, 3,200: past the candidates scored exactly, and a fifth of the section's set.
+  // 40,000 products: section s0 (a value set) 16,000, s1 24,000 (past the most scanned, 20,000),
+  // and one of five finishes (no value sets) a fifth of either, 3,200 of s0: past the candidates
+  // scored exactly, and a fifth of the section's set.
   const deepId = `${catalogId}-deep`;
-  const deep: IndexEntry[] = Array.from({ length: 32_000 }, (_, i) => ({
+  const deep: IndexEntry[] = Array.from({ length: 40_000 }, (_, i) => ({
     productId: `d${i}`,
     vector: randomUnit(random, DIM),
-    attributes: { section: `s${i % 2}`, finish: `f${Math.floor(i / 2) % 5}`, rank: "NO_BOOST" },
+    attributes: { section: i % 5 < 2 ? "s0" : "s1", finish: `f${Math.floor(i / 5) % 5}`, rank: "NO_BOOST" },
     words: [],
   }));
   const deepById = new Map(deep.map((e) => [e.productId, e]));
@@ -360,7 +361,7 @@ describe("a value set of which the other filters pass few", () => {
 
   it("scans the set exactly with the whole filter, where HNSW would be asked five times the count", async () => {
     for (const filters of [
-      [eq("section", "s1"), eq("finish", "f2")],
+      [eq("section", "s0"), eq("finish", "f2")],
       [eq("finish", "f4"), eq("section", "s0")],
       [eq("section", "s0"), { field: "finish", operator: "in", value: ["f0"] } as MetadataFilter],
     ]) {
@@ -375,13 +376,21 @@ describe("a value set of which the other filters pass few", () => {
 
   it("keeps HNSW over the set, post-filtered, when the other filters pass more than a quarter of it", async () => {
     // Three finishes of five: 60% of the section.
-    const filters = [eq("section", "s1"), { field: "finish", operator: "in", value: ["f0", "f1", "f2"] } as MetadataFilter];
+    expectHnsw([eq("section", "s0"), { field: "finish", operator: "in", value: ["f0", "f1", "f2"] } as MetadataFilter]);
+  });
+
+  it("keeps HNSW over a set past the most scanned, however few the other filters pass", async () => {
+    // A fifth of s1's 24,000, as the scanned pairs above are of s0's 16,000.
+    expectHnsw([eq("section", "s1"), eq("finish", "f2")]);
+  });
+
+  async function expectHnsw(filters: MetadataFilter[]) {
     const answer = await deepAsk(filters);
     if (answer.kind !== "ok") throw new Error(answer.kind);
-    expect(answer.exact).toBe(false);
+    expect(answer.exact, JSON.stringify(filters)).toBe(false);
     const passed = answer.hits.filter((h) => !h.failsFilters);
     for (const h of passed) expect(matchesFilters(filters, h.attributes)).toBe(true);
     const truth = best(filters, deepById).slice(0, 10);
     expect(passed.filter((h) => truth.includes(h.productId)).length).toBeGreaterThanOrEqual(8);
-  });
+  }
 });
