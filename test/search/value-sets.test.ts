@@ -376,12 +376,12 @@ describe("a value set of which the other filters pass few", () => {
 
   it("keeps HNSW over the set, post-filtered, when the other filters pass more than a quarter of it", async () => {
     // Three finishes of five: 60% of the section.
-    expectHnsw([eq("section", "s0"), { field: "finish", operator: "in", value: ["f0", "f1", "f2"] } as MetadataFilter]);
+    await expectHnsw([eq("section", "s0"), { field: "finish", operator: "in", value: ["f0", "f1", "f2"] } as MetadataFilter]);
   });
 
   it("keeps HNSW over a set past the most scanned, however few the other filters pass", async () => {
     // A fifth of s1's 24,000, as the scanned pairs above are of s0's 16,000.
-    expectHnsw([eq("section", "s1"), eq("finish", "f2")]);
+    await expectHnsw([eq("section", "s1"), eq("finish", "f2")]);
   });
 
   async function expectHnsw(filters: MetadataFilter[]) {
