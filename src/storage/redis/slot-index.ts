@@ -64,7 +64,7 @@ const MAX_POSTFILTER_COUNT = 1000;
 /**
  * Most value-set elements scanned exactly with a filter whose other groups pass few of them
  * (VALUE_SET_SCAN_SHARE): about 1 us each in a 1M catalog's Redis (100,000 cost 111 ms of its CPU a
- * search, 0.4 us each alone in a small one), so the scan stays near HNSW's 19 ms there.
+ * search; 0.4 us each in a Redis holding only those 100,000), so the scan stays near HNSW's 19 ms there.
  */
 const VALUE_SET_SCAN_MOST = 20_000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
