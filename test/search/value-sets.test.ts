@@ -10,7 +10,8 @@ import type { JsonObject } from "../../src/catalogs/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
-import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { VALUE_SET_EF_FACTOR } from "../../src/storage/redis/query-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
@@ -91,6 +92,29 @@ afterAll(async () => {
   redis?.disconnect();
 });
 
+/**
+ * The key and EF of each VSIM of this catalog that Redis runs during `work` (MONITOR lists the
+ * commands scripts call), once `count` of them are seen.
+ */
+async function vsimEfs(count: number, work: () => Promise<void>): Promise<[string, number][]> {
+  const seen: [string, number][] = [];
+  const monitors = await forEachPrimary(redis, (node) => node.monitor());
+  try {
+    for (const m of monitors) {
+      m.on("monitor", (_time: string, args: string[]) => {
+        if (args[0]?.toUpperCase() !== "VSIM" || !args[1]?.startsWith(`${prefix}{${catalogId}}`)) return;
+        const ef = args.findIndex((a) => a.toUpperCase() === "EF");
+        seen.push([args[1], ef < 0 ? NaN : Number(args[ef + 1])]);
+      });
+    }
+    await work();
+    for (const deadline = Date.now() + 5000; seen.length < count && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    return seen;
+  } finally {
+    for (const m of monitors) m.disconnect();
+  }
+}
+
 describe("value sets", () => {
   it("holds every product of a configured field's value in that value's set, and no other field's", async () => {
     expect((await valueSet("s0")).size).toBe(4000);
@@ -130,6 +154,19 @@ describe("value sets", () => {
     const many = await ask(zones(["z0", "z1", "z2", "z3", "z4", "z5", "x1", "x2", "x3"]));
     if (many.kind !== "ok") throw new Error(many.kind);
     expect(many.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
+  });
+
+  it("searches value sets VALUE_SET_EF_FACTOR times as deep as the whole set", async () => {
+    const efs = await vsimEfs(2, async () => {
+      await ask([eq("section", "s0")]);
+      // No value sets: plain HNSW over the whole set, asked for 40 and post-filtered.
+      await ask([eq("tier", "t0")]);
+    });
+    const sectionKey = (await valueSet("s0")).key;
+    expect(efs).toEqual([
+      [sectionKey, 100 * VALUE_SET_EF_FACTOR],
+      [`${prefix}{${catalogId}}:vectors`, 100],
+    ]);
   });
 
   it("narrows by the value set and checks the other filters on its elements", async () => {
