@@ -18,9 +18,10 @@ export const VALUE_SET_SCAN_SHARE = 0.25;
 /**
  * HNSW over value sets searches this many times SEARCH_EF deep: a set's graph is a share of the
  * catalog's, so depth costs less there, and its answer is what a storefront's filter asks, merged
- * with its other values' sets' (each missing a few): at 1M, two 10% sections merged gave recall 0.947 at EF 250, 0.959 at 500 (README "Filtered search"). Over a
- * 100,000-element set one VSIM took p50 1.2 ms at EF 250, 2.0 ms at 500 (midpoint queries: recall
- * 0.63 -> 0.84); ten such sets asked in turn cost more, their graphs read from memory, not cache.
+ * with its other values' sets' (each missing a few): at 1M, two 10% sections merged gave recall
+ * 0.947 at EF 250, 0.959 at 500 (README "Filtered search"). Over a 100,000-element set one VSIM
+ * took p50 1.2 ms at EF 250, 2.0 ms at 500 (midpoint queries: recall 0.63 -> 0.84); ten such sets
+ * asked in turn cost more, their graphs read from memory, not cache.
  */
 export const VALUE_SET_EF_FACTOR = 2;
 /**
