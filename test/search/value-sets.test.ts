@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters, type MetadataFilter } from "../../src/search/filters.js";
 import type { IndexAnswer, IndexEntry } from "../../src/search/index.js";
 import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
-import { VALUE_SET_EF_FACTOR } from "../../src/storage/redis/query-script.js";
+import { VALUE_SET_EF_FACTOR, VALUE_SET_EF_FROM } from "../../src/storage/redis/query-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
@@ -74,9 +74,9 @@ async function answeredFromSets(filters: MetadataFilter[]) {
   return answer.hits;
 }
 
-async function valueSet(value: string): Promise<{ key: string; size: number }> {
-  const build = await redis.hget(`${prefix}{${catalogId}}:meta`, "lex");
-  const key = `${prefix}{${catalogId}}:lex:${build}:fv:${JSON.stringify(["section", value])}`;
+async function valueSet(value: string, field = "section", id = catalogId): Promise<{ key: string; size: number }> {
+  const build = await redis.hget(`${prefix}{${id}}:meta`, "lex");
+  const key = `${prefix}{${id}}:lex:${build}:fv:${JSON.stringify([field, value])}`;
   return { key, size: Number(await redis.call("VCARD", key)) };
 }
 
@@ -93,16 +93,16 @@ afterAll(async () => {
 });
 
 /**
- * The key and EF of each VSIM of this catalog that Redis runs during `work` (MONITOR lists the
+ * The key and EF of each VSIM of catalog `id` that Redis runs during `work` (MONITOR lists the
  * commands scripts call), once `count` of them are seen.
  */
-async function vsimEfs(count: number, work: () => Promise<void>): Promise<[string, number][]> {
+async function vsimEfs(count: number, work: () => Promise<void>, id = catalogId): Promise<[string, number][]> {
   const seen: [string, number][] = [];
   const monitors = await forEachPrimary(redis, (node) => node.monitor());
   try {
     for (const m of monitors) {
       m.on("monitor", (_time: string, args: string[]) => {
-        if (args[0]?.toUpperCase() !== "VSIM" || !args[1]?.startsWith(`${prefix}{${catalogId}}`)) return;
+        if (args[0]?.toUpperCase() !== "VSIM" || !args[1]?.startsWith(`${prefix}{${id}}`)) return;
         const ef = args.findIndex((a) => a.toUpperCase() === "EF");
         seen.push([args[1], ef < 0 ? NaN : Number(args[ef + 1])]);
       });
@@ -156,7 +156,7 @@ describe("value sets", () => {
     expect(many.hits.filter((h) => h.failsFilters).length).toBeGreaterThan(0);
   });
 
-  it("searches value sets VALUE_SET_EF_FACTOR times as deep as the whole set", async () => {
+  it("searches a value set of at most VALUE_SET_EF_FROM elements as deep as the whole set", async () => {
     const efs = await vsimEfs(2, async () => {
       await ask([eq("section", "s0")]);
       // No value sets: plain HNSW over the whole set, asked for 40 and post-filtered.
@@ -164,7 +164,7 @@ describe("value sets", () => {
     });
     const sectionKey = (await valueSet("s0")).key;
     expect(efs).toEqual([
-      [sectionKey, 100 * VALUE_SET_EF_FACTOR],
+      [sectionKey, 100],
       [`${prefix}{${catalogId}}:vectors`, 100],
     ]);
   });
@@ -377,12 +377,14 @@ describe("value sets of a catalog split into parts", () => {
 describe("a value set of which the other filters pass few", () => {
   // 40,000 products: section s0 (a value set) 16,000, s1 24,000 (past the most scanned, 20,000),
   // and one of five finishes (no value sets) a fifth of either, 3,200 of s0: past the candidates
-  // scored exactly, and a fifth of the section's set.
+  // scored exactly, and a fifth of the section's set. Of s1, zone z0 8,000 and z1 16,000 (sets on
+  // either side of VALUE_SET_EF_FROM).
   const deepId = `${catalogId}-deep`;
+  const zoneOf = (i: number): JsonObject => (i % 5 < 2 ? {} : { zone: i % 5 === 2 ? "z0" : "z1" });
   const deep: IndexEntry[] = Array.from({ length: 40_000 }, (_, i) => ({
     productId: `d${i}`,
     vector: randomUnit(random, DIM),
-    attributes: { section: i % 5 < 2 ? "s0" : "s1", finish: `f${Math.floor(i / 5) % 5}`, rank: "NO_BOOST" },
+    attributes: { section: i % 5 < 2 ? "s0" : "s1", finish: `f${Math.floor(i / 5) % 5}`, rank: "NO_BOOST", ...zoneOf(i) },
     words: [],
   }));
   const deepById = new Map(deep.map((e) => [e.productId, e]));
@@ -410,6 +412,22 @@ describe("a value set of which the other filters pass few", () => {
       for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId, deepById), 5);
       for (const h of answer.hits) expect(h.attributes).toEqual(deepById.get(h.productId)!.attributes);
     }
+  });
+
+  it("searches a value set deeper the larger it is: SEARCH_EF up to VALUE_SET_EF_FROM, VALUE_SET_EF_FACTOR times at ten times that", async () => {
+    // The depth grows with the logarithm of the set's size between the two.
+    const efFor = (size: number) => Math.round(100 * Math.min(VALUE_SET_EF_FACTOR, 1 + (VALUE_SET_EF_FACTOR - 1) * Math.log10(Math.max(size, VALUE_SET_EF_FROM) / VALUE_SET_EF_FROM)));
+    const sets = await Promise.all([valueSet("s0", "section", deepId), valueSet("s1", "section", deepId), valueSet("z0", "zone", deepId), valueSet("z1", "zone", deepId)]);
+    expect(sets.map((s) => s.size)).toEqual([16_000, 24_000, 8_000, 16_000]);
+    const efs = await vsimEfs(4, async () => {
+      await deepAsk([eq("section", "s0")]);
+      await deepAsk([eq("section", "s1")]);
+      // A multi-select: each value's set asked at its own depth.
+      await deepAsk([{ field: "zone", operator: "in", value: ["z0", "z1"] }]);
+    }, deepId);
+    expect(sets.map((s) => efFor(s.size))).toEqual([120, 138, 100, 120]);
+    expect(efs.length).toBe(4);
+    expect(new Map(efs)).toEqual(new Map(sets.map((s) => [s.key, efFor(s.size)])));
   });
 
   it("keeps HNSW over the set, post-filtered, when the other filters pass more than a quarter of it", async () => {

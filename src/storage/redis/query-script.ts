@@ -16,11 +16,17 @@ export const VALUE_SETS_PER_GROUP = 8;
  */
 export const VALUE_SET_SCAN_SHARE = 0.25;
 /**
- * HNSW over value sets searches this many times SEARCH_EF deep: its answer is what a storefront's
- * filter asks, merged with its other values' sets' (each missing a few), and at 1M two 10% sections
- * merged gave recall 0.947 at EF 250, 0.956-0.959 at 500, p99 as at 250 (README "Filtered
- * search"). The depth pays only over large sets: over sets of 10,000 (a 100k catalog) it bought no
- * recall and cost 12-24% of their QPS at 8 clients; sizing it by the set is the change to try next.
+ * HNSW over a value set of at most this many elements searches SEARCH_EF deep, as over the whole
+ * set: at 100k, over sets of 10,000, twice that depth bought no recall (0.9759 either way) and cost
+ * 12-24% of their QPS at 8 clients (README "Filtered search", session 37).
+ */
+export const VALUE_SET_EF_FROM = 10_000;
+/**
+ * How many times SEARCH_EF deep HNSW searches a value set of ten times VALUE_SET_EF_FROM elements
+ * or more; between, the depth grows with the logarithm of the set's size, as HNSW's path to the
+ * nearest does. A set's answer is what a storefront's filter asks, merged with its other values'
+ * sets' (each missing a few), and at 1M two 10% sections of 100,000 merged gave recall 0.947 at
+ * EF 250, 0.956-0.959 at 500, p99 as at 250 (README "Filtered search").
  */
 export const VALUE_SET_EF_FACTOR = 2;
 /**
@@ -47,8 +53,8 @@ export const INTERSECTION_SAMPLE = 1024;
 // - else, when an eq filter's value has a vector set of its own (a value set, lexical-script.ts),
 //   or an in filter's every value (up to VALUE_SETS_PER_GROUP), the smallest such set or sets
 //   stand for the whole one below (every element that can pass is in them; several are each
-//   asked the same and their answers merged by score; HNSW searches them VALUE_SET_EF_FACTOR
-//   times as deep); scanned exactly with the whole filter when
+//   asked the same and their answers merged by score; HNSW searches each deeper the larger it is,
+//   VALUE_SET_EF_FROM and VALUE_SET_EF_FACTOR); scanned exactly with the whole filter when
 //   the other filters pass few of their elements (VALUE_SET_SCAN_SHARE) and they hold at most
 //   ARGV[15];
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements (and for those value sets);
@@ -151,8 +157,8 @@ local smallest, passing, estimate, fbase
 -- Each eq/in token's posting size.
 local postings = {}
 -- The value sets (lexical-script.ts) to ask HNSW instead of the whole set (one group's: its
--- values'), and their sizes' sum; scanSets: scanned exactly (TRUTH) instead, few as they are.
-local vkeys, vsize, scanSets
+-- values'), each one's size and their sum; scanSets: scanned exactly (TRUTH) instead, few as they are.
+local vkeys, vsizes, vsize, scanSets
 -- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
 -- product outside them fails the query, and is neither returned with its attributes nor as a holder.
 local judged = false
@@ -307,22 +313,23 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       if #groups[g] <= ${VALUE_SETS_PER_GROUP} then
         -- Every value some product holds must have its set, else the field has none (or a write is
         -- between its postings and its sets): then the whole set.
-        local keys, n, whole = {}, 0, true
+        local keys, sizes, n, whole = {}, {}, 0, true
         for _, t in ipairs(groups[g]) do
           local inSet = redis.call('VCARD', vbase .. t)
           if inSet > 0 then
             keys[#keys + 1] = vbase .. t
+            sizes[#keys] = inSet
             n = n + inSet
           elseif postings[t] > 0 then
             whole = false
           end
         end
-        if whole and n > 0 and n < (vsize or size) then vkeys, vsize = keys, n end
+        if whole and n > 0 and n < (vsize or size) then vkeys, vsizes, vsize = keys, sizes, n end
       end
     end
   end
   if unheld and vkeys then
-    if vsize <= fewest then scanSets = true else vkeys, vsize = nil, nil end
+    if vsize <= fewest then scanSets = true else vkeys, vsizes, vsize = nil, nil, nil end
   end
   -- Whether a caller holding the filter is answered from its candidates (up to heldMost of them;
   -- a filter whose sets are scanned has at most \`fewest\`).
@@ -411,14 +418,24 @@ end
 -- the first \`shown\` are hits; the rest only ever come back as holders.
 local shown, beyond = ask, {}
 if anyCommon then ask = math.ceil(ask * widen) end
+-- HNSW's depth for keys[k]: SEARCH_EF, or over a value set, more the larger the set is.
+local function efOf(k)
+  local factor = 1
+  if vsizes and vsizes[k] > ${VALUE_SET_EF_FROM} then
+    factor = math.min(${VALUE_SET_EF_FACTOR}, 1 + (${VALUE_SET_EF_FACTOR} - 1) * math.log10(vsizes[k] / ${VALUE_SET_EF_FROM}))
+  end
+  return tostring(math.max(math.floor(tonumber(ARGV[5]) * factor + 0.5), ask))
+end
 if size > 0 and count > 0 then
+  local efAt
   local args = {'VSIM', keys[1], 'FP32', ARGV[3], 'WITHSCORES', 'COUNT', tostring(ask)}
   if among <= tonumber(ARGV[2]) or scanSets or scanFiltered then
     args[#args + 1] = 'TRUTH'
   else
     reply[3] = 0
     args[#args + 1] = 'EF'
-    args[#args + 1] = tostring(math.max(tonumber(ARGV[5]) * (vkeys and ${VALUE_SET_EF_FACTOR} or 1), ask))
+    args[#args + 1] = efOf(1)
+    efAt = #args
   end
   if filter ~= '' then
     args[#args + 1] = 'FILTER'
@@ -431,6 +448,7 @@ if size > 0 and count > 0 then
     local lists = {found}
     for k = 2, #keys do
       args[2] = keys[k]
+      if efAt then args[efAt] = efOf(k) end
       lists[k] = redis.call(unpack(args))
     end
     found = nearestOf(lists, ask)
