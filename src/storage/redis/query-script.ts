@@ -157,7 +157,8 @@ local smallest, passing, estimate, fbase
 -- Each eq/in token's posting size.
 local postings = {}
 -- The value sets (lexical-script.ts) to ask HNSW instead of the whole set (one group's: its
--- values'), each one's size and their sum; scanSets: scanned exactly (TRUTH) instead, few as they are.
+-- values'), each one's size and their sum; scanSets: scanned exactly (TRUTH) instead, few as
+-- they are.
 local vkeys, vsizes, vsize, scanSets
 -- Whether the postings decide every filter of the query (all eq/in, postings of this build): then a
 -- product outside them fails the query, and is neither returned with its attributes nor as a holder.
