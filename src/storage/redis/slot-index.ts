@@ -43,11 +43,6 @@ export interface RedisVectorIndexOptions {
 }
 
 const PIPELINE = 500;
-/**
- * Connections value-set elements are written over, beside the index's own (which writes the
- * catalog's set): each waits for one VADD ... CAS at a time, on one of Redis's threads.
- */
-const VALUE_SET_CONNECTIONS = 2;
 
 /**
  * Filters whose eq/in postings hold at most this many elements are answered by scoring those
@@ -94,7 +89,6 @@ export class SlotIndex {
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
-  private valueSetClients: Promise<RedisClient[]> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -392,109 +386,58 @@ export class SlotIndex {
 
   /** Writes entries' vectors into `key` and their words into the lexical build (""= the current one). */
   private async add(tag: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
-    // One batch's value-set writes run on their own connections while the next batch's elements
-    // are written, unless that batch writes one of their products again (the script it runs may
-    // move the product out of a set they are about to write it to).
-    let pending: ValueSetWrites | undefined;
-    try {
-      for (let start = 0; start < entries.length; start += PIPELINE) {
-        const batch = entries.slice(start, start + PIPELINE);
-        if (pending && batch.some((e) => pending!.productIds.has(e.productId))) pending = await settle(pending);
-        const { puts, results } = await this.writeElements(tag, key, build, batch);
-        // At most one batch's value-set writes in flight: the write keeps the pace Redis takes them at.
-        if (pending) pending = await settle(pending);
-        pending = this.writeValueSets(puts, results);
+    for (let start = 0; start < entries.length; start += PIPELINE) {
+      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+      if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
+      const puts: ElementPut[] = [];
+      for (const e of entries.slice(start, start + PIPELINE)) {
+        // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
+        // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
+        // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
+        // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
+        // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
+        // to 0.940.
+        const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
+        pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
+        const words = e.words.join(" ");
+        // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
+        // with the product's place among a common word's holders (lexical-script.ts).
+        const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
+        if (this.options.filterPostings) {
+          // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
+          const unit = fp32(unitLength(e.vector));
+          puts.push({ reply: pipeline.length, productId: e.productId, element: unit, attributes });
+          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
+        } else {
+          // Words only: the script leaves postings alone (a build written with them stops being
+          // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
+          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
+        }
       }
-    } catch (error) {
-      if (pending) await pending.done;
-      throw error;
+      const results = await pipeline.exec();
+      check(results);
+      await this.writeValueSets(puts, results!);
     }
-    if (pending) await settle(pending);
-  }
-
-  /** One pipeline: the entries' elements into `key`, their words and postings into the build. */
-  private async writeElements(tag: string, key: string, build: string, batch: readonly IndexEntry[]): Promise<{ puts: ElementPut[]; results: [Error | null, unknown][] }> {
-    const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
-    if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
-    const puts: ElementPut[] = [];
-    for (const e of batch) {
-      // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
-      // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
-      // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
-      // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
-      // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
-      // to 0.940.
-      const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
-      pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
-      const words = e.words.join(" ");
-      // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
-      // with the product's place among a common word's holders (lexical-script.ts).
-      const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
-      if (this.options.filterPostings) {
-        // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
-        const unit = fp32(unitLength(e.vector));
-        puts.push({ reply: pipeline.length, productId: e.productId, element: unit, attributes });
-        pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
-      } else {
-        // Words only: the script leaves postings alone (a build written with them stops being
-        // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
-        pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
-      }
-    }
-    const results = await pipeline.exec();
-    check(results);
-    return { puts, results: results! };
   }
 
   /**
    * Writes elements into the value sets the postings script named (lexical-script.ts), with CAS, so
-   * their neighbour search runs on Redis's threads, spread over VALUE_SET_CONNECTIONS connections
-   * (a client blocked by one VADD ... CAS waits for it before its next command). A product written
-   * twice in one pipeline goes only where its last write put it: the earlier write's sets were left
-   * by the later script.
+   * their neighbour search runs on Redis's threads. A product written twice in one pipeline goes
+   * only where its last write put it: the earlier write's sets were left by the later script.
    */
-  private writeValueSets(puts: readonly ElementPut[], results: [Error | null, unknown][]): ValueSetWrites | undefined {
+  private async writeValueSets(puts: readonly ElementPut[], results: [Error | null, unknown][]): Promise<void> {
     const last = new Map<string, { put: ElementPut; keys: string[] }>();
     for (const put of puts) {
       const reply = results[put.reply]![1];
       if (Array.isArray(reply)) last.set(put.productId, { put, keys: reply.map(String) });
       else last.delete(put.productId);
     }
-    if (last.size === 0) return undefined;
-    const write = async () => {
-      const connections = await this.valueSetConnections();
-      const pipelines = connections.map((c) => c.pipeline());
-      let n = 0;
-      for (const [id, { put, keys }] of last) {
-        for (const key of keys) pipelines[n++ % pipelines.length]!.call("VADD", key, "FP32", put.element, id, "CAS", "NOQUANT", "SETATTR", put.attributes);
-      }
-      for (const results of await Promise.all(pipelines.map((p) => p.exec()))) check(results);
-    };
-    // Settled at once into a value: a failure waits, handled, for the caller to throw it.
-    const done = write().then(
-      () => undefined,
-      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-    );
-    return { productIds: new Set(last.keys()), done };
-  }
-
-  /** Opened on the first value-set write; they end when the index's own connection does. */
-  private valueSetConnections(): Promise<RedisClient[]> {
-    this.valueSetClients ??= (async () => {
-      const clients = Array.from({ length: VALUE_SET_CONNECTIONS }, () => this.redis.duplicate());
-      // Their errors reach the writes that meet them; a reconnect's are not news.
-      for (const client of clients) client.on("error", () => {});
-      this.redis.once("end", () => clients.forEach((client) => client.disconnect()));
-      try {
-        await Promise.all(clients.map((client) => client.connect()));
-      } catch (error) {
-        clients.forEach((client) => client.disconnect());
-        this.valueSetClients = undefined;
-        throw error;
-      }
-      return clients;
-    })();
-    return this.valueSetClients;
+    if (last.size === 0) return;
+    const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+    for (const [id, { put, keys }] of last) {
+      for (const key of keys) pipeline.call("VADD", key, "FP32", put.element, id, "CAS", "NOQUANT", "SETATTR", put.attributes);
+    }
+    check(await pipeline.exec());
   }
 
   /**
@@ -542,19 +485,6 @@ export class SlotIndex {
 }
 
 /** A product's element as the postings script was given it, and where that script's reply will be. */
-/** Value-set writes in flight; `done` settles with their failure, if any, and never rejects. */
-interface ValueSetWrites {
-  productIds: Set<string>;
-  done: Promise<Error | undefined>;
-}
-
-/** Waits for value-set writes and throws their failure; undefined: none in flight any more. */
-async function settle(writes: ValueSetWrites): Promise<undefined> {
-  const failure = await writes.done;
-  if (failure) throw failure;
-  return undefined;
-}
-
 interface ElementPut {
   reply: number;
   productId: string;
