@@ -1550,11 +1550,14 @@ function printSummary(outcomes: Outcome[]): void {
   row("Redis memory/product (used_memory delta)", "≤ 2.5 KB", (o) => [`${(o.bytesPerProductInfo / 1024).toFixed(2)} KB`, o.bytesPerProductInfo <= 2560]);
   row("load: Create Products (REST)", "-", (o) => [`${(o.loadRestMs / 1000).toFixed(1)} s`, undefined]);
   row("load: index write (VADD)", "-", (o) => [`${(o.loadIndexMs / 1000).toFixed(1)} s`, undefined]);
+  // Issue 13's filtered p99 bar: 25 ms up to 100k products, 60 ms above (at 1M).
+  const p99Bar = (o: Outcome) => (o.n > 100_000 ? 60 : 25);
+  const bars = [...new Set(outcomes.map(p99Bar))].join(" / ");
   for (const [k, f] of (outcomes[0]?.filtered ?? []).entries()) {
     const at = (o: Outcome) => o.filtered[k]!;
     row(`filtered ${f.label}: matching products`, "-", (o) => [String(at(o).matching), undefined]);
     row(`  recall@10 REST (score) / raw VSIM FILTER`, "≥ 0.95", (o) => [`${at(o).recallRest.toFixed(3)} / ${at(o).recallRaw.toFixed(3)}`, at(o).recallRest >= 0.95]);
-    row(`  REST p50 / p99, 1 client`, "p99 ≤ 25 ms", (o) => [`${at(o).rest1.p50.toFixed(1)} / ${at(o).rest1.p99.toFixed(1)} ms`, at(o).rest1.p99 <= (o.n > 100_000 ? 60 : 25)]);
+    row(`  REST p50 / p99, 1 client`, `p99 ≤ ${bars} ms`, (o) => [`${at(o).rest1.p50.toFixed(1)} / ${at(o).rest1.p99.toFixed(1)} ms`, at(o).rest1.p99 <= p99Bar(o)]);
     row(`  raw VSIM FILTER p50 / p99, 1 client`, "-", (o) => [`${at(o).raw1.p50.toFixed(1)} / ${at(o).raw1.p99.toFixed(1)} ms`, undefined]);
     row(`  QPS 8 clients, REST / raw VSIM FILTER`, "-", (o) => [`${at(o).rest8.qps.toFixed(0)} / ${at(o).raw8.qps.toFixed(0)}`, undefined]);
   }
