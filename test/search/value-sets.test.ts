@@ -14,6 +14,7 @@ import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from ".
 import { VALUE_SET_EF_FACTOR, VALUE_SET_EF_FROM } from "../../src/storage/redis/query-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
+import { monitorCommands } from "../support/redis-monitor.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -98,20 +99,19 @@ afterAll(async () => {
  */
 async function vsimEfs(count: number, work: () => Promise<void>, id = catalogId): Promise<[string, number][]> {
   const seen: [string, number][] = [];
-  const monitors = await forEachPrimary(redis, (node) => node.monitor());
+  const monitors = await forEachPrimary(redis, (node) =>
+    monitorCommands(node.options, (args) => {
+      if (args[0]?.toUpperCase() !== "VSIM" || !args[1]?.startsWith(`${prefix}{${id}}`)) return;
+      const ef = args.findIndex((a) => a.toUpperCase() === "EF");
+      seen.push([args[1], ef < 0 ? NaN : Number(args[ef + 1])]);
+    }),
+  );
   try {
-    for (const m of monitors) {
-      m.on("monitor", (_time: string, args: string[]) => {
-        if (args[0]?.toUpperCase() !== "VSIM" || !args[1]?.startsWith(`${prefix}{${id}}`)) return;
-        const ef = args.findIndex((a) => a.toUpperCase() === "EF");
-        seen.push([args[1], ef < 0 ? NaN : Number(args[ef + 1])]);
-      });
-    }
     await work();
     for (const deadline = Date.now() + 5000; seen.length < count && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     return seen;
   } finally {
-    for (const m of monitors) m.disconnect();
+    await Promise.all(monitors.map((m) => m.stop()));
   }
 }
 
