@@ -4,43 +4,42 @@
 // other test files the lines that arrive in the same read as the OK are taken for replies to no
 // command, and the client throws "Command queue state error" (a CI run failed on it).
 import { connect } from "node:net";
-
-export interface RedisAddress {
-  host?: string | undefined;
-  port?: number | undefined;
-  username?: string | undefined;
-  password?: string | undefined;
-}
+import type { RedisOptions } from "ioredis";
 
 export interface CommandMonitor {
   stop(): Promise<void>;
 }
 
-/** Calls onCommand with each command's arguments (name first) the server runs until stopped. */
-export async function monitorCommands(address: RedisAddress, onCommand: (args: string[]) => void): Promise<CommandMonitor> {
+/**
+ * Calls onCommand with each command's arguments (name first) the server at `address` (a node's
+ * ioredis options: the test servers take no password) runs until stopped.
+ */
+export async function monitorCommands(address: Pick<RedisOptions, "host" | "port">, onCommand: (args: string[]) => void): Promise<CommandMonitor> {
   const socket = connect({ host: address.host ?? "127.0.0.1", port: address.port ?? 6379 });
   socket.setEncoding("latin1");
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let pending = "";
-    let oks = address.password ? 2 : 1;
+    let monitoring = false;
     // Before MONITOR's OK an error fails the call; after it, a test sees the commands missing.
-    socket.on("error", (error) => oks > 0 && reject(error));
+    socket.on("error", (error) => !monitoring && reject(error));
     socket.on("data", (chunk: string) => {
       pending += chunk;
       const lines = pending.split("\r\n");
       pending = lines.pop()!;
       for (const line of lines) {
-        if (oks > 0) {
-          if (line !== "+OK") return reject(new Error(`MONITOR refused: ${line.slice(0, 200)}`));
-          if (--oks === 0) resolve();
-        } else if (line.startsWith("+")) {
-          onCommand(monitoredArgs(line));
+        if (monitoring) {
+          if (line.startsWith("+")) onCommand(monitoredArgs(line));
+        } else if (line === "+OK") {
+          monitoring = true;
+          resolve();
+        } else {
+          socket.destroy();
+          return reject(new Error(`MONITOR refused: ${line.slice(0, 200)}`));
         }
       }
     });
-    if (address.password) socket.write(respCommand(address.username ? ["AUTH", address.username, address.password] : ["AUTH", address.password]));
-    socket.write(respCommand(["MONITOR"]));
+    socket.write("MONITOR\r\n");
   });
   return {
     async stop() {
@@ -50,17 +49,13 @@ export async function monitorCommands(address: RedisAddress, onCommand: (args: s
   };
 }
 
-function respCommand(args: string[]): string {
-  return `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join("")}`;
-}
-
 const ESCAPES: Record<string, string> = { n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" };
 
 /**
  * A monitor line's arguments: `+<time> [<db> <client>] "arg" "arg" ...`, each quoted as Redis's
  * sdscatrepr writes it (`\"`, `\\`, `\n`... and `\xNN` for other unprintable bytes).
  */
-export function monitoredArgs(line: string): string[] {
+function monitoredArgs(line: string): string[] {
   const args: string[] = [];
   for (let i = line.indexOf('"'); i >= 0; i = line.indexOf('"', i + 1)) {
     let arg = "";
