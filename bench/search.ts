@@ -4,7 +4,11 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
-//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs]
+//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs] [--cpu-profile <dir>]
+//
+// Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
+// commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
+// the service (this process's main thread; the load generator is a worker) for each 8-client run.
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
@@ -38,7 +42,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { createClient } from "@connectrpc/connect";
@@ -676,6 +680,8 @@ interface Options {
   importRate: number;
   /** Words of which a filter row's label must contain one (empty: every row). */
   filterCases: string[];
+  /** A folder for V8 CPU profiles of the service (this process's main thread) during each wire run at 8 clients. */
+  cpuProfileDir: string | undefined;
 }
 
 interface Outcome {
@@ -734,6 +740,7 @@ async function main(): Promise<void> {
       parts: { type: "string", default: "1" },
       "import-rate": { type: "string", default: "100" },
       "filter-cases": { type: "string", default: "" },
+      "cpu-profile": { type: "string" },
     },
   });
   const { homedir } = await import("node:os");
@@ -750,6 +757,7 @@ async function main(): Promise<void> {
     parts: Number(values.parts),
     importRate: Number(values["import-rate"]),
     filterCases: values["filter-cases"].split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    cpuProfileDir: values["cpu-profile"],
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
@@ -841,7 +849,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     // 6. Still intact after all of it (the sweeper ran throughout)?
     const vcardAfter = await totalCard(app.redis, loaded.vectorsKeys);
     const versionAfter = await app.searchIndex.index.version(loaded.catalogId);
-    const { cpuNote } = runner;
+    const { cpuNote, commandNote } = runner;
 
     console.log(`\n  -- in-process breakdown of one search (sequential, no transport) --`);
     console.log(statLine("auth: API key lookup (MySQL)", parts.auth));
@@ -868,6 +876,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(statLine(`gRPC SearchProducts, grpc-js client, ${c} clients`, grpcJs8.s, cpuNote(grpcJs8)));
     console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
     console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
+    for (const [label, r] of [["raw VSIM, 1 client", raw1], ["gRPC, 1 client", grpc1], ["REST, 1 client", rest1]] as const) console.log(`  ${label}:${commandNote(r)}`);
     console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
     console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
     console.log(
@@ -1324,13 +1333,16 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
 }
 
 type Cpu = { client: number; service: number; redis: number; mysql: number };
-type RunResult = { s: Stats; results: string[][]; cpu: Cpu };
+/** Redis's own time per request by command (INFO commandstats: a script's commands counted inside its EVALSHA too). */
+type CommandTimes = { command: string; callsPerRequest: number; usPerRequest: number }[];
+type RunResult = { s: Stats; results: string[][]; cpu: Cpu; commands: CommandTimes };
 
 interface WireRunner {
   task(mode: Mode, concurrency: number, taskEf?: number): Task;
   /** Runs the task's warm-up, then the task, measuring its CPU per request on each side. */
   run(t: Task, label: string): Promise<RunResult>;
   cpuNote(r: { cpu: Cpu }): string;
+  commandNote(r: { commands: CommandTimes }): string;
 }
 
 function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Options, q: BenchQueries, ef: number): WireRunner {
@@ -1344,6 +1356,17 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
     });
     return perNode.reduce((a, b) => a + b, 0);
   };
+  const commandStats = async () => {
+    const { forEachPrimary } = await import("../src/storage/redis/index.js");
+    const totals = new Map<string, { calls: number; usec: number }>();
+    for (const text of await forEachPrimary(redis, (node) => node.info("commandstats"))) {
+      for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+        const t = totals.get(m[1]!) ?? { calls: 0, usec: 0 };
+        totals.set(m[1]!, { calls: t.calls + Number(m[2]), usec: t.usec + Number(m[3]) });
+      }
+    }
+    return totals;
+  };
   return {
     task: (mode, concurrency, taskEf = ef) => ({ mode, concurrency, warmup: options.warmup, total: options.queries, ef: taskEf, queries: q.queries, blobs: q.blobs }),
     async run(t, label) {
@@ -1351,16 +1374,48 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
       const node0 = process.cpuUsage();
       const redis0 = await redisCpuMs();
       const mysql0 = mysqlServerCpuMs();
+      const commands0 = await commandStats();
+      const profile = options.cpuProfileDir && t.concurrency > 1 ? await startCpuProfile() : undefined;
       const r = await load.run({ ...t, warmup: 0 });
       const node = process.cpuUsage(node0);
+      if (profile) await profile.stopInto(join(options.cpuProfileDir!, `${label.replace(/[^\w.-]+/g, "-")}.cpuprofile`));
+      const commands1 = await commandStats();
       const redisMs = (await redisCpuMs()) - redis0;
       const mysqlMs = mysqlServerCpuMs() - mysql0;
       if (r.errors > 0) console.log(`  !! ${label}: ${r.errors} of ${t.total} requests failed, first: ${r.firstError}`);
       const nodeMs = (node.user + node.system) / 1000;
       const cpu = { client: r.clientCpuMs / t.total, service: (nodeMs - r.clientCpuMs) / t.total, redis: redisMs / t.total, mysql: mysqlMs / t.total };
-      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu };
+      const commands: CommandTimes = [...commands1]
+        .map(([command, after]) => {
+          const before = commands0.get(command) ?? { calls: 0, usec: 0 };
+          return { command, callsPerRequest: (after.calls - before.calls) / t.total, usPerRequest: (after.usec - before.usec) / t.total };
+        })
+        // The two INFO calls themselves.
+        .filter((c) => c.command !== "info" && c.callsPerRequest > 0)
+        .sort((a, b) => b.usPerRequest - a.usPerRequest);
+      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, commands };
     },
+    commandNote: (r) =>
+      `   redis us/req by command (calls/req): ${r.commands.slice(0, 8).map((c) => `${c.command} ${c.usPerRequest.toFixed(0)} (${c.callsPerRequest.toFixed(2)})`).join(", ")}`,
     cpuNote: (r) => `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}`,
+  };
+}
+
+/** V8's sampling profiler on this thread (the service's; the load generator runs in a worker). */
+async function startCpuProfile(): Promise<{ stopInto(file: string): Promise<void> }> {
+  const { Session } = await import("node:inspector/promises");
+  const { mkdir, writeFile } = await import("node:fs/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stopInto(file) {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, JSON.stringify(profile));
+    },
   };
 }
 
