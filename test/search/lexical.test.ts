@@ -2,7 +2,7 @@
 // words the word model does not know find their products with the documented score (computed here
 // by brute force, see lexical-reference.ts); filters apply to them exactly; deletes, re-creations and
 // rank changes show at once; a second API process sees words the first one's writes added.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
 import { createApiApp } from "../../src/apps/api/api-app.js";
 import { expectErrorObject, restClient } from "../support/rest-client.js";
@@ -119,6 +119,27 @@ describe("lexical matching", () => {
         const res = await search(p.descriptor, { visual_weight: w, topK: 3 });
         expect(ids(res.body.results)[0], `${p.descriptor} at ${w}`).toBe(p.id);
       }
+    }
+  });
+
+  it("asks the index once when the nearest elements hold the query's words, though their exact scores round a hair under the bound", async () => {
+    // Every nearest element of these queries holds one of their words: its score from its parts'
+    // dot products (float64) differs from the index's float32 cosine by up to 1e-7, half the time
+    // downwards. When the last one's did, the service asked the index again, twice as wide.
+    const queries = BRANDS.flatMap((brand) => KINDS.slice(0, 4).map((kind) => `${brand} ${kind}`));
+    const asked = vi.spyOn(s.server.app.searchIndex.index, "query");
+    try {
+      for (const query of queries) {
+        for (const topK of [3, 5]) {
+          asked.mockClear();
+          const res = await search(query, { topK });
+          expect(res.status).toBe(200);
+          expectHits(res.body.results, (await expected(query)).slice(0, topK), `${query} top ${topK}`);
+          expect(asked, `${query} top ${topK}`).toHaveBeenCalledTimes(1);
+        }
+      }
+    } finally {
+      asked.mockRestore();
     }
   });
 
