@@ -1475,7 +1475,7 @@ async function filteredRuns(
 ): Promise<FilteredOutcome[]> {
   const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
   const { catalog } = loaded;
-  const { run, task, cpuNote } = runner;
+  const { run, task, cpuNote, commandNote } = runner;
   const filtered: FilteredOutcome[] = [];
   for (const [caseIndex, [caseLabel, filters]] of FILTER_CASES.entries()) {
     if (during && !IMPORT_CASES.includes(caseLabel)) continue;
@@ -1514,6 +1514,7 @@ async function filteredRuns(
     console.log(statLine(`  raw VSIM FILTER EF ${ef}, ${c} clients`, r8.s, cpuNote(r8)));
     console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
     console.log(statLine(`  REST POST /search + filters, ${c} clients`, s8.s, cpuNote(s8)));
+    console.log(`    REST, 1 client:${commandNote(s1)}`);
     console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${outcome.recallRaw.toFixed(4)} (by vector), ` +
       `REST ${outcome.recallRest.toFixed(4)} (by the documented score; ${outcome.recallRestByVector.toFixed(4)} by vector)` +
       `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
