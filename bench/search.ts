@@ -8,7 +8,7 @@
 //
 // Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
 // commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
-// the service (this process's main thread; the load generator is a worker) for each 8-client run.
+// the service (this process's main thread; the load generator is a worker) for each wire run.
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
@@ -680,7 +680,7 @@ interface Options {
   importRate: number;
   /** Words of which a filter row's label must contain one (empty: every row). */
   filterCases: string[];
-  /** A folder for V8 CPU profiles of the service (this process's main thread) during each wire run at 8 clients. */
+  /** A folder for V8 CPU profiles of the service (this process's main thread) during each wire run. */
   cpuProfileDir: string | undefined;
 }
 
@@ -1375,7 +1375,7 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
       const redis0 = await redisCpuMs();
       const mysql0 = mysqlServerCpuMs();
       const commands0 = await commandStats();
-      const profile = options.cpuProfileDir && t.concurrency > 1 ? await startCpuProfile() : undefined;
+      const profile = options.cpuProfileDir ? await startCpuProfile() : undefined;
       const r = await load.run({ ...t, warmup: 0 });
       const node = process.cpuUsage(node0);
       if (profile) await profile.stopInto(join(options.cpuProfileDir!, `${label.replace(/[^\w.-]+/g, "-")}.cpuprofile`));

@@ -50,25 +50,31 @@ describe("the order a common word's holders are read in", () => {
   });
 });
 
-describe("a vocabulary's remembered expansions", () => {
-  it("answers a repeated query from memory, and forgets once words are added", () => {
+describe("a vocabulary's remembered word matches", () => {
+  it("looks a word up once for every query that repeats it, as a prefix only where it is last, and again once words are added", () => {
     const vocabulary = new LexicalVocabulary("b1");
-    vocabulary.add(["red", "polo"]);
-    const first = vocabulary.expand(["red", "pol"]);
-    expect(vocabulary.expand(["red", "pol"])).toBe(first);
-    expect(first.words).toEqual(["red", "polo"]);
+    vocabulary.add(["red", "polo", "polos"]);
+    const first = vocabulary.expand(["pol", "red"]);
+    // The same word in the same place: the same matches, not looked up again.
+    expect(vocabulary.expand(["pol", "polo"]).perWord[0]).toBe(first.perWord[0]);
+    // Last, it is a prefix too.
+    const last = vocabulary.expand(["red", "pol"]);
+    expect(last.perWord[1]).not.toBe(first.perWord[0]);
+    expect([...last.perWord[1]!.keys()]).toEqual(["polo", "polos"]);
+    expect(vocabulary.expand(["red", "pol"]).perWord[1]).toBe(last.perWord[1]);
     vocabulary.add(["polka"]);
     const after = vocabulary.expand(["red", "pol"]);
-    expect(after).not.toBe(first);
+    expect(after.perWord[1]).not.toBe(last.perWord[1]);
     expect(after.words).toContain("polka");
   });
 
   it("keeps a bounded number of them", () => {
     const vocabulary = new LexicalVocabulary("b1");
     vocabulary.add(["red"]);
-    const oldest = vocabulary.expand(["query0"]);
-    for (let i = 1; i <= 200; i++) vocabulary.expand([`query${i}`]);
-    expect(vocabulary.expand(["query200"])).toBe(vocabulary.expand(["query200"]));
-    expect(vocabulary.expand(["query0"])).not.toBe(oldest);
+    const oldest = vocabulary.expand(["word0", "red"]).perWord[0];
+    for (let i = 1; i <= 300; i++) vocabulary.expand([`word${i}`, "red"]);
+    const newest = vocabulary.expand(["word300", "red"]).perWord[0];
+    expect(vocabulary.expand(["word300", "red"]).perWord[0]).toBe(newest);
+    expect(vocabulary.expand(["word0", "red"]).perWord[0]).not.toBe(oldest);
   });
 });

@@ -61,18 +61,22 @@ export function lexicalWords(text: string, limit = Infinity): string[] {
 }
 
 /**
- * Expansions a vocabulary remembers, the oldest dropped first: the fuzzy and prefix lookups were
- * about a twentieth of a search's main-thread time at 100k (README "Measurements"), and a shop's
- * queries repeat. About 1.5 KB each: with the 256 vocabularies a process keeps (vocabularies.ts),
- * 25 MB at most.
+ * Query words whose matches a vocabulary remembers, the oldest dropped first. The fuzzy and prefix
+ * lookups were 8% of the service's main-thread time per REST search at 100k at 1 client (V8
+ * profile, session 41). A shop's queries repeat, and their words repeat far more. A word's
+ * matches are a few entries, about 0.4 KB, so with the 256 vocabularies a process keeps
+ * (vocabularies.ts), 25 MB at most.
  */
-const EXPANSIONS_KEPT = 64;
+const WORD_MATCHES_KEPT = 256;
 
 /** One catalog's vocabulary as this process last read it from the index. */
 export class LexicalVocabulary {
   private readonly tree = new SearchableMap<true>();
-  /** expand's answers by query words (space-joined: words hold no spaces); emptied by add. */
-  private readonly expansions = new Map<string, ExpandedQuery>();
+  /**
+   * Each query word's matches, keyed by the word and whether it is also matched as a prefix (the
+   * last word of a query); emptied by add.
+   */
+  private readonly wordMatches = new Map<string, ReadonlyMap<string, number>>();
 
   constructor(
     /**
@@ -89,45 +93,44 @@ export class LexicalVocabulary {
     this.build = build;
     for (const word of words) this.tree.set(word, true);
     this.size += words.length;
-    if (words.length > 0) this.expansions.clear();
+    if (words.length > 0) this.wordMatches.clear();
   }
 
-  /** Catalog words each query word matches, with the value of the match (shared: never modify). */
+  /** Catalog words each query word matches, with the value of the match. */
   expand(queryWords: readonly string[]): ExpandedQuery {
-    const key = queryWords.join(" ");
-    const known = this.expansions.get(key);
-    if (known) return known;
-    const expanded = this.expandNow(queryWords);
-    if (this.expansions.size >= EXPANSIONS_KEPT) this.expansions.delete(this.expansions.keys().next().value!);
-    this.expansions.set(key, expanded);
-    return expanded;
-  }
-
-  private expandNow(queryWords: readonly string[]): ExpandedQuery {
-    const perWord = queryWords.map((q, i) => {
-      const matches = new Map<string, number>();
-      const letters = [...q].length;
-      const edits = letters >= LEXICAL_LIMITS.twoEditsFrom ? 2 : letters >= LEXICAL_LIMITS.oneEditFrom ? 1 : 0;
-      if (edits === 0) {
-        if (this.tree.has(q)) matches.set(q, 1);
-      } else {
-        for (const [word, [, distance]] of this.tree.fuzzyGet(q, edits)) matches.set(word, 1 - EDIT_PENALTY * distance);
-      }
-      if (i === queryWords.length - 1 && letters >= LEXICAL_LIMITS.prefixFrom) {
-        const longer = [...this.tree.atPrefix(q).keys()]
-          .filter((w) => w !== q)
-          .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
-          .slice(0, LEXICAL_LIMITS.maxPrefixWords);
-        for (const word of longer) matches.set(word, Math.max(matches.get(word) ?? 0, (1 + letters / [...word].length) / 2));
-      }
-      return matches;
-    });
+    const perWord = queryWords.map((q, i) => this.matches(q, i === queryWords.length - 1));
     const best = new Map<string, number>();
     for (const matches of perWord) for (const [word, value] of matches) best.set(word, Math.max(best.get(word) ?? 0, value));
     // Best matches first: the index reads a common word's holders in this order, up to a budget.
     const words = [...best.keys()].sort((a, b) => best.get(b)! - best.get(a)!);
     const byWord = new Map(words.map((word) => [word, perWord.map((matches) => matches.get(word) ?? 0)]));
     return { typed: queryWords, perWord, words, byWord };
+  }
+
+  /** The catalog words `q` matches (shared: never modify); `last`: as a query's last word, also as a prefix. */
+  private matches(q: string, last: boolean): ReadonlyMap<string, number> {
+    const letters = [...q].length;
+    const asPrefix = last && letters >= LEXICAL_LIMITS.prefixFrom;
+    const key = asPrefix ? `${q} ` : q;
+    const known = this.wordMatches.get(key);
+    if (known) return known;
+    const matches = new Map<string, number>();
+    const edits = letters >= LEXICAL_LIMITS.twoEditsFrom ? 2 : letters >= LEXICAL_LIMITS.oneEditFrom ? 1 : 0;
+    if (edits === 0) {
+      if (this.tree.has(q)) matches.set(q, 1);
+    } else {
+      for (const [word, [, distance]] of this.tree.fuzzyGet(q, edits)) matches.set(word, 1 - EDIT_PENALTY * distance);
+    }
+    if (asPrefix) {
+      const longer = [...this.tree.atPrefix(q).keys()]
+        .filter((w) => w !== q)
+        .sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, LEXICAL_LIMITS.maxPrefixWords);
+      for (const word of longer) matches.set(word, Math.max(matches.get(word) ?? 0, (1 + letters / [...word].length) / 2));
+    }
+    if (this.wordMatches.size >= WORD_MATCHES_KEPT) this.wordMatches.delete(this.wordMatches.keys().next().value!);
+    this.wordMatches.set(key, matches);
+    return matches;
   }
 }
 
