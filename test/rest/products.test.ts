@@ -54,6 +54,21 @@ describe("Create Products", () => {
     });
   });
 
+  it("stores quotes, backslashes, placeholders and any script in every field exactly as sent", async () => {
+    const catalog = await newCatalog();
+    const tricky = `it's a "robe" \\ d'été? ?? :name \u00e9 ✓ 中文 😀 ' OR 1=1 --`;
+    const metadata = { [`key ? ${tricky}`]: tricky, nested: { list: [tricky, 1.5, null, true] }, empty: "" };
+    const url = `https://img.example/a?b=1&c='d'`;
+    const before = Date.now();
+    const res = await api.post(`${catalog}/products`, [product("sku-q1", { imageUrl: url, descriptor: tricky, metadata })]);
+    expect(res.status).toBe(202);
+    const got = await api.get(`${catalog}/products/sku-q1`);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id: "sku-q1", imageUrl: url, descriptor: tricky.toLowerCase(), metadata });
+    // Stored in UTC: read back within the request's second.
+    expect(Math.abs(Date.parse(got.body.createAt) - before)).toBeLessThan(5000);
+  });
+
   it("replaces a product whose id is already in the catalog, keeping its rank and creation time", async () => {
     const catalog = await newCatalog();
     await api.post(`${catalog}/products`, [product("sku-1")]);

@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
+import { bulkInsert, quoted } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { indexQueue, products } from "./schema.js";
 
@@ -13,10 +14,8 @@ export async function queueForIndex(tx: Executor, catalogId: string, productIds:
   // Sorted, so concurrent transactions lock queue rows in one order and cannot deadlock on them.
   const ids = [...new Set(productIds)].sort();
   for (let start = 0; start < ids.length; start += CHUNK) {
-    await tx
-      .insert(indexQueue)
-      .values(ids.slice(start, start + CHUNK).map((productId) => ({ catalogId, productId })))
-      .onDuplicateKeyUpdate({ set: { version: sql`${indexQueue.version} + 1` } });
+    const rows = ids.slice(start, start + CHUNK).map((productId) => [catalogId, productId]);
+    await bulkInsert(tx, indexQueue, [indexQueue.catalogId, indexQueue.productId], rows, `${quoted(indexQueue.version)} = ${quoted(indexQueue.version)} + 1`);
   }
 }
 

@@ -9,6 +9,7 @@ import type {
   StatusCounts,
 } from "../../catalogs/index.js";
 import { emptyStatusCounts } from "../../catalogs/index.js";
+import { bulkInsert, quoted } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { queueCatalogForIndex, queueForIndex } from "./index-queue.js";
 import { productEmbeddings, products } from "./schema.js";
@@ -28,6 +29,20 @@ const productColumns = {
   updatedAt: products.updatedAt,
 };
 
+/** The columns a new or replaced product is written with, in upsertBatch's row order. */
+const UPSERT_COLUMNS = [products.catalogId, products.id, products.imageUrl, products.descriptor, products.metadata, products.status, products.createdAt, products.updatedAt];
+
+/**
+ * A replaced product keeps its creation time and rank, and goes back into the queue as a new
+ * generation, so a worker still busy with the old one cannot overwrite it.
+ */
+const ON_REPLACE = [
+  ...[products.imageUrl, products.descriptor, products.metadata, products.status, products.updatedAt].map((c) => `${quoted(c)} = VALUES(${quoted(c)})`),
+  `${quoted(products.generation)} = ${quoted(products.generation)} + 1`,
+  `${quoted(products.attempts)} = 0`,
+  ...[products.leaseOwner, products.leaseExpiresAt, products.nextAttemptAt, products.errorReason].map((c) => `${quoted(c)} = NULL`),
+].join(", ");
+
 /** Rows per INSERT: keeps a statement of maximal metadata well under max_allowed_packet. */
 const INSERT_CHUNK = 200;
 const DELETE_CHUNK = 1000;
@@ -38,33 +53,8 @@ export class MysqlProductRepository implements ProductRepository {
   async upsertBatch(catalogId: string, batch: NewProduct[], now: Date): Promise<void> {
     await this.db.transaction(async (tx) => {
       for (let start = 0; start < batch.length; start += INSERT_CHUNK) {
-        const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => ({
-          ...p,
-          catalogId,
-          status: "PROCESSING" as const,
-          createdAt: now,
-          updatedAt: now,
-        }));
-        // A replaced product keeps its creation time and rank, and goes back into the queue as a
-        // new generation, so a worker still busy with the old one cannot overwrite it.
-        await tx
-          .insert(products)
-          .values(rows)
-          .onDuplicateKeyUpdate({
-            set: {
-              imageUrl: sql`VALUES(${products.imageUrl})`,
-              descriptor: sql`VALUES(${products.descriptor})`,
-              metadata: sql`VALUES(${products.metadata})`,
-              status: sql`VALUES(${products.status})`,
-              updatedAt: sql`VALUES(${products.updatedAt})`,
-              generation: sql`${products.generation} + 1`,
-              attempts: 0,
-              leaseOwner: null,
-              leaseExpiresAt: null,
-              nextAttemptAt: null,
-              errorReason: null,
-            },
-          });
+        const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => [catalogId, p.id, p.imageUrl, p.descriptor, JSON.stringify(p.metadata), "PROCESSING", now, now]);
+        await bulkInsert(tx, products, UPSERT_COLUMNS, rows, ON_REPLACE);
       }
       // A replaced product is PROCESSING again, so it leaves the search index until reprocessed.
       await queueForIndex(tx, catalogId, batch.map((p) => p.id));

@@ -1,10 +1,46 @@
 import type { Logger } from "../../logging/index.js";
 import type { SearchLog, SearchLogEntry } from "../../search/index.js";
+import { bulkInsert } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { searchLog } from "./schema.js";
 
 /** Entries beyond this wait for the next flush; beyond twice this they are dropped (and counted). */
 const BATCH = 500;
+
+/** The columns a row's values (rowOf) fill, in order. */
+const COLUMNS = [
+  searchLog.organizationId,
+  searchLog.catalogId,
+  searchLog.kind,
+  searchLog.query,
+  searchLog.productId,
+  searchLog.topK,
+  searchLog.visualWeight,
+  searchLog.filters,
+  searchLog.resultCount,
+  searchLog.tookMs,
+  searchLog.sessionId,
+  searchLog.ipAddress,
+  searchLog.userAgent,
+  searchLog.createdAt,
+];
+
+const rowOf = (e: SearchLogEntry) => [
+  e.organizationId,
+  e.catalogId,
+  e.kind,
+  e.query ?? null,
+  e.productId ?? null,
+  e.topK,
+  e.visualWeight,
+  JSON.stringify(e.filters),
+  e.resultCount,
+  e.tookMs,
+  e.sessionId ?? null,
+  e.ipAddress ?? null,
+  e.userAgent ?? null,
+  e.at,
+];
 
 /**
  * Writes search and recommendation log rows in batches, off the request path: a request never
@@ -48,24 +84,7 @@ export class MysqlSearchLog implements SearchLog {
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, BATCH);
       try {
-        await this.db.insert(searchLog).values(
-          batch.map((e) => ({
-            organizationId: e.organizationId,
-            catalogId: e.catalogId,
-            kind: e.kind,
-            query: e.query ?? null,
-            productId: e.productId ?? null,
-            topK: e.topK,
-            visualWeight: e.visualWeight,
-            filters: e.filters as unknown[],
-            resultCount: e.resultCount,
-            tookMs: e.tookMs,
-            sessionId: e.sessionId ?? null,
-            ipAddress: e.ipAddress ?? null,
-            userAgent: e.userAgent ?? null,
-            createdAt: e.at,
-          })),
-        );
+        await bulkInsert(this.db, searchLog, COLUMNS, batch.map(rowOf));
       } catch (error) {
         this.log.error({ err: error, rows: batch.length }, "search log rows could not be written; dropped");
       }
