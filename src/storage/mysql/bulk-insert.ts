@@ -32,6 +32,8 @@ export async function bulkInsert(
   rows: SqlValue[][],
   onDuplicateKeyUpdate?: string,
 ): Promise<void> {
+  // "VALUES" with no rows is a syntax error, not an empty insert.
+  if (rows.length === 0) return;
   const name = getTableName(table);
   const update = onDuplicateKeyUpdate ? ` ON DUPLICATE KEY UPDATE ${onDuplicateKeyUpdate}` : "";
   const statement = mysql.format(`INSERT INTO \`${name}\` (${columns.map(quoted).join(", ")}) VALUES ?${update}`, [rows], false, "Z");
