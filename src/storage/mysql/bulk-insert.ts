@@ -1,16 +1,17 @@
-import { getTableName, sql } from "drizzle-orm";
+import { DrizzleQueryError, getTableName, sql } from "drizzle-orm";
 import type { MySqlColumn, MySqlTable } from "drizzle-orm/mysql-core";
 import type { SqlValue } from "mysql2";
 import mysql from "mysql2/promise";
-import type { Database } from "./connection.js";
+import type { Executor } from "./connection.js";
 
-/** The database or a transaction: a bulk insert commits with whatever else the caller writes. */
-type Executor = Pick<Database, "execute">;
-
-/** A bulk insert the server refused: names the table and row count, never the values. */
-export class BulkInsertError extends Error {
-  constructor(table: string, rows: number, cause: unknown) {
-    super(`INSERT of ${rows} rows into ${table} failed`, { cause });
+/**
+ * A bulk insert the server refused. A drizzle query error, so the store-error checks and the log's
+ * error serializer treat it as any failed statement, but it carries the statement's shape (its
+ * `VALUES ?`), never the statement sent, whose values are inline.
+ */
+export class BulkInsertError extends DrizzleQueryError {
+  constructor(shape: string, cause: unknown) {
+    super(shape, [], cause instanceof Error ? cause : undefined);
     this.name = "BulkInsertError";
   }
 }
@@ -22,8 +23,7 @@ export class BulkInsertError extends Error {
  * it; mysql2 formats the same rows in a tenth of that. Values go as drizzle's columns would send
  * them: JSON columns as JSON.stringify'd text, dates in UTC (the pool's timezone).
  *
- * The statement carries its values inline, and drizzle's error would quote it: a failure is
- * rethrown as a BulkInsertError around the driver's own error (its code; logs show no values).
+ * The statement carries its values inline: a failure is rethrown as a BulkInsertError.
  */
 export async function bulkInsert(
   executor: Executor,
@@ -34,14 +34,13 @@ export async function bulkInsert(
 ): Promise<void> {
   // "VALUES" with no rows is a syntax error, not an empty insert.
   if (rows.length === 0) return;
-  const name = getTableName(table);
   const update = onDuplicateKeyUpdate ? ` ON DUPLICATE KEY UPDATE ${onDuplicateKeyUpdate}` : "";
-  const statement = mysql.format(`INSERT INTO \`${name}\` (${columns.map(quoted).join(", ")}) VALUES ?${update}`, [rows], false, "Z");
+  const shape = `INSERT INTO \`${getTableName(table)}\` (${columns.map(quoted).join(", ")}) VALUES ?${update}`;
   try {
-    await executor.execute(sql.raw(statement));
+    await executor.execute(sql.raw(mysql.format(shape, [rows], false, "Z")));
   } catch (error) {
-    // drizzle wraps the driver's error; keep only the driver's (its code and state, no statement).
-    throw new BulkInsertError(name, rows.length, (error as { cause?: unknown }).cause ?? error);
+    // drizzle's own error quotes the statement sent; keep only the driver's beneath it.
+    throw new BulkInsertError(shape, (error as { cause?: unknown }).cause ?? error);
   }
 }
 

@@ -8,6 +8,9 @@ import * as schema from "./schema.js";
 
 export type Database = MySql2Database<typeof schema>;
 
+/** The database or a transaction: a statement commits with whatever else the caller writes there. */
+export type Executor = Pick<Database, "execute">;
+
 export interface MysqlConnection {
   db: Database;
   pool: mysql.Pool;

@@ -1,11 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
 import { bulkInsert, quoted } from "./bulk-insert.js";
-import type { Database } from "./connection.js";
+import type { Executor } from "./connection.js";
 import { indexQueue, products } from "./schema.js";
-
-/** A transaction or the database itself: the queue row must commit with the change it records. */
-type Executor = Pick<Database, "insert" | "execute">;
 
 const CHUNK = 1000;
 

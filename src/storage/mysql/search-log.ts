@@ -1,3 +1,5 @@
+import type { MySqlColumn } from "drizzle-orm/mysql-core";
+import type { SqlValue } from "mysql2";
 import type { Logger } from "../../logging/index.js";
 import type { SearchLog, SearchLogEntry } from "../../search/index.js";
 import { bulkInsert } from "./bulk-insert.js";
@@ -7,40 +9,25 @@ import { searchLog } from "./schema.js";
 /** Entries beyond this wait for the next flush; beyond twice this they are dropped (and counted). */
 const BATCH = 500;
 
-/** The columns a row's values (rowOf) fill, in order. */
-const COLUMNS = [
-  searchLog.organizationId,
-  searchLog.catalogId,
-  searchLog.kind,
-  searchLog.query,
-  searchLog.productId,
-  searchLog.topK,
-  searchLog.visualWeight,
-  searchLog.filters,
-  searchLog.resultCount,
-  searchLog.tookMs,
-  searchLog.sessionId,
-  searchLog.ipAddress,
-  searchLog.userAgent,
-  searchLog.createdAt,
+/** Each column written, with its value from an entry. */
+const FIELDS: readonly [MySqlColumn, (e: SearchLogEntry) => SqlValue][] = [
+  [searchLog.organizationId, (e) => e.organizationId],
+  [searchLog.catalogId, (e) => e.catalogId],
+  [searchLog.kind, (e) => e.kind],
+  [searchLog.query, (e) => e.query ?? null],
+  [searchLog.productId, (e) => e.productId ?? null],
+  [searchLog.topK, (e) => e.topK],
+  [searchLog.visualWeight, (e) => e.visualWeight],
+  [searchLog.filters, (e) => JSON.stringify(e.filters)],
+  [searchLog.resultCount, (e) => e.resultCount],
+  [searchLog.tookMs, (e) => e.tookMs],
+  [searchLog.sessionId, (e) => e.sessionId ?? null],
+  [searchLog.ipAddress, (e) => e.ipAddress ?? null],
+  [searchLog.userAgent, (e) => e.userAgent ?? null],
+  [searchLog.createdAt, (e) => e.at],
 ];
-
-const rowOf = (e: SearchLogEntry) => [
-  e.organizationId,
-  e.catalogId,
-  e.kind,
-  e.query ?? null,
-  e.productId ?? null,
-  e.topK,
-  e.visualWeight,
-  JSON.stringify(e.filters),
-  e.resultCount,
-  e.tookMs,
-  e.sessionId ?? null,
-  e.ipAddress ?? null,
-  e.userAgent ?? null,
-  e.at,
-];
+const COLUMNS = FIELDS.map(([column]) => column);
+const rowOf = (e: SearchLogEntry) => FIELDS.map(([, value]) => value(e));
 
 /**
  * Writes search and recommendation log rows in batches, off the request path: a request never
