@@ -196,6 +196,64 @@ describe("field postings", () => {
     }
   });
 
+  /**
+   * Runs `between` after the query script has named a filter's candidates and before the one
+   * transaction that reads them whole (the connection's next MULTI) is sent.
+   */
+  async function askWithWriteBetween(on: RedisVectorIndex, filters: MetadataFilter[], between: () => Promise<void>): Promise<IndexAnswer> {
+    const own = redis as unknown as { multi: RedisClient["multi"] };
+    const multi = redis.multi.bind(redis);
+    own.multi = ((...args: Parameters<RedisClient["multi"]>) => {
+      const transaction = multi(...args);
+      const exec = transaction.exec.bind(transaction);
+      transaction.exec = (async () => {
+        delete (own as { multi?: unknown }).multi;
+        await between();
+        return exec();
+      }) as typeof transaction.exec;
+      return transaction;
+    }) as RedisClient["multi"];
+    try {
+      return await on.query(catalogId, { vector: query, count: ALL, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    } finally {
+      delete (own as { multi?: unknown }).multi;
+    }
+  }
+
+  it("reads candidates as they are when read: one removed since the query named it is not returned, one moved out comes with its new attributes", async () => {
+    // No cache: every filter's candidates are read whole.
+    const uncached = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 0 });
+    const filters = [F("section", "eq", "s7")];
+    const [removed, movedOut] = passing(filters) as [string, string];
+    const moved = { ...byId.get(movedOut)!, attributes: { ...byId.get(movedOut)!.attributes, section: "s-elsewhere" } };
+    try {
+      const answer = await askWithWriteBetween(uncached, filters, async () => {
+        await uncached.remove(catalogId, [removed]);
+        await uncached.upsert(catalogId, [moved]);
+      });
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      const ids = answer.hits.map((h) => h.productId);
+      expect(ids).not.toContain(removed);
+      // The searcher checks every hit's attributes: this one's fail the filter now.
+      expect(answer.hits.find((h) => h.productId === movedOut)?.attributes).toEqual(moved.attributes);
+      expect(ids.filter((id) => id !== movedOut).sort()).toEqual(passing(filters).filter((id) => id !== removed && id !== movedOut));
+      for (const h of answer.hits) expect(h.cosine).toBeCloseTo(cosine(h.productId), 5);
+    } finally {
+      await index.upsert(catalogId, [byId.get(removed)!, byId.get(movedOut)!]);
+    }
+    const again = await ask(filters, ALL);
+    expect(again.kind === "ok" && again.hits.map((h) => h.productId).sort()).toEqual(passing(filters));
+  });
+
+  it("asks again when a rebuild replaced the build that named the candidates before they were read", async () => {
+    const uncached = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, holderCacheEntries: 0 });
+    const filters = [F("shop", "eq", "h42")];
+    const answer = await askWithWriteBetween(uncached, filters, () => index.rebuild(catalogId, VERSION, pages([...byId.values()])).then(() => undefined));
+    expect(answer.kind).toBe("vocabulary");
+    const again = await uncached.query(catalogId, { vector: query, count: ALL, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    expect(again.kind === "ok" && again.hits.map((h) => h.productId).sort()).toEqual(passing(filters));
+  }, 120_000);
+
   it("does not use postings a build did not write (a build from before them)", async () => {
     await redis.hdel(`${prefix}{${catalogId}}:meta`, "facets");
     try {

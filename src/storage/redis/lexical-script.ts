@@ -210,9 +210,16 @@ for i = 1, #words do reply[#reply + 1] = words[i] end
 return reply
 `;
 
+/** A docs entry's stamp and its words (space-separated); builds written before stamps hold the words alone. */
+export function docParts(doc: string): { stamp: string; words: string } {
+  const space = doc.charCodeAt(0) === 35 ? doc.indexOf(" ", 1) : -1;
+  return space < 0 ? { stamp: "", words: doc } : { stamp: doc.slice(1, space), words: doc.slice(space + 1) };
+}
+
 // The holders a query found but this process has not read under their current stamps
 // (holder-cache.ts), read whole: stamp, element, attributes and words; also a filter's candidates
-// (query-script.ts mode 2), which hold no word of the query, so need no particular build.
+// (query-script.ts mode 2), which hold no word of the query, so need no particular build. Builds
+// with copies of the elements (field postings) are read with plain HMGETs instead (slot-index.ts).
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix; ARGV: the build the query
 // used ("" for the current one), then product ids
 // Reply: {"vocabulary"} when the catalog's build has changed since (the caller asks again), else

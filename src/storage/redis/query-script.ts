@@ -79,12 +79,13 @@ export const INTERSECTION_SAMPLE = 1024;
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates, 4 the
 //         caller's candidates brought up to date), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
-//         ("<id> <stamp>\n" lines, or ""; in mode 4 the ids written since, newline-separated; in
+//         ("<id> <stamp>\n" lines, or ""; when the caller is not to hold them, their ids alone,
+//         newline-separated; in mode 4 the ids written since, newline-separated; in
 //         modes 0 and 1, how many candidates the filter would
 //         have had it been held, or "" when it would not be answered from them), in modes 2 to 4
 //         the candidates' generation ("<build>:<write count>", else ""), (id, score, attrs or '!'
-//         when the postings say it fails the filters) per hit; in mode 2 the candidates with no
-//         stamp, or all when not named by stamp, in mode 4 those written since that pass, as (id,
+//         when the postings say it fails the filters) per hit; in mode 2 the candidates named by
+//         stamp that have none, in mode 4 those written since that pass, as (id,
 //         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
 //         holders as "<id> <stamp>" lines}
@@ -354,14 +355,19 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
         end
       end
     end
+    -- Not to be held: their ids alone (reply[6], newline-separated), which the caller reads whole
+    -- with plain HMGETs. Redis answers those without turning thousands of values into Lua and back:
+    -- at 100k, 1,000 candidates read and returned whole here held its main thread 6.0-7.3 ms a
+    -- query, their ids and the HMGETs 4.4 ms (docs/filtered-search-measurements.md, session 42).
+    if ARGV[12] ~= '1' then
+      reply[6] = table.concat(ids, '\\n')
+      return reply
+    end
     -- Each candidate's stamp ('#' and its doc's, holder-cache.ts), a few hundred per HMGET: the
-    -- caller scores those it holds under that stamp and reads the rest (HOLDERS_SCRIPT). A
-    -- candidate without words has no doc, so no stamp: its element and attributes come here, as
-    -- every candidate's do (with its words) when the caller is not to hold them (reading twice
-    -- would cost more).
+    -- caller scores those it holds under that stamp and reads the rest (HMGETs). A
+    -- candidate without words has no doc, so no stamp: its element and attributes come here.
     -- The stamped ones go out as "<id> <stamp>" lines in one string (reply[6]): thousands of
     -- candidates as three replies each cost more to build here and to parse there than the rest.
-    local stamps = ARGV[12] == '1'
     local lines = {}
     for from = 1, #ids, 500 do
       local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
@@ -370,7 +376,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
       for k, id in ipairs(chunk) do
         local doc = docs[k]
         local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
-        if space and stamps then
+        if space then
           local n = #lines
           lines[n + 1] = id
           lines[n + 2] = ' '

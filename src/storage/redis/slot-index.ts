@@ -18,7 +18,7 @@ import type { Candidate } from "./held-candidates.js";
 import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
-import { HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { docParts, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
@@ -163,8 +163,10 @@ export class SlotIndex {
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
     if (mode === 2 && !holding) {
-      this.candidateSets.noteAsked(tag, groups, Number(reply[3]), true);
-      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(reply, query, decided) };
+      const whole = await this.readWhole(tag, String(reply[6]), String(reply[5]));
+      if (whole === "vocabulary") return { kind: "vocabulary" };
+      this.candidateSets.noteAsked(tag, groups, whole.ids.length, true);
+      return { kind: "ok", size, exact: true, current, moreCommonHolders: false, ...scoreWhole(whole, query, decided) };
     }
     if (mode === 2 || mode === 3 || mode === 4) {
       const candidates = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
@@ -196,6 +198,39 @@ export class SlotIndex {
   }
 
   /**
+   * A filter's candidates not to be held (mode 2), named by id in the reply and read whole here
+   * (readCopies). Their build (`generation`'s) must still be the tag's with its copies, else its
+   * keys may be gone: the caller then asks again ("vocabulary").
+   */
+  private async readWhole(tag: string, generation: string, idLines: string): Promise<WholeRead | "vocabulary"> {
+    const ids = idLines === "" ? [] : idLines.split("\n");
+    if (ids.length === 0) return { ids, elements: [], attributes: [], docs: [] };
+    return (await this.readCopies(tag, generationBuild(generation), ids)) ?? "vocabulary";
+  }
+
+  /**
+   * Products whole from a build with field postings, which keeps every element and its attributes
+   * in hashes beside its words: plain HMGETs in one transaction, which Redis answers without the
+   * conversions into Lua and back that a script returning them costs (at 100k, 1,000 candidates:
+   * 4.4 ms of its main thread a query against 6.0-7.3, docs/filtered-search-measurements.md,
+   * session 42). "vocabulary" when `build` is no longer the tag's; undefined when it keeps no copies.
+   */
+  private async readCopies(tag: string, build: string, ids: readonly string[]): Promise<WholeRead | "vocabulary" | undefined> {
+    const base = `${this.lexicalPrefix(tag)}${build}:`;
+    const results = await this.redis
+      .multi()
+      .hmget(this.metaKey(tag), "lex", "facets")
+      .hmgetBuffer(`${base}vec`, ...ids)
+      .hmget(`${base}attr`, ...ids)
+      .hmget(`${base}docs`, ...ids)
+      .exec();
+    check(results);
+    const [meta, elements, attributes, docs] = results!.map(([, value]) => value) as [(string | null)[], (Buffer | null)[], (string | null)[], (string | null)[]];
+    if (meta[0] !== build) return "vocabulary";
+    return meta[1] === build ? { ids, elements, attributes, docs } : undefined;
+  }
+
+  /**
    * A filter's candidates to be held (mode 2): those named by stamp from the holder cache, those it
    * lacks read in one more call, those without a stamp (no words) whole from the reply.
    */
@@ -206,8 +241,8 @@ export class SlotIndex {
     const cached = stamped.map((c) => this.holders.get(tag, c.productId, c.stamp));
     const missing = stamped.filter((_, k) => !cached[k]).map((c) => c.productId);
     const read = new Map<string, CachedHolder>();
-    // Any build: the read checks none, and takes the tag's current one.
-    if (missing.length > 0 && (await this.readHolders(tag, "", missing, read)) === "vocabulary") return "vocabulary";
+    // The build named them: another one since, and the query is asked again.
+    if (missing.length > 0 && (await this.readHolders(tag, generationBuild(String(reply[6])), missing, read)) === "vocabulary") return "vocabulary";
     stamped.forEach((c, k) => {
       // Gone since the query (removed): not a candidate. Read anew: as it is now, whatever its stamp.
       const holder = cached[k] ?? read.get(c.productId);
@@ -237,20 +272,38 @@ export class SlotIndex {
     return scored;
   }
 
-  /** Reads products whole (HOLDERS_SCRIPT) into `into` and the cache; "" for the tag's current build. */
+  /**
+   * Reads products whole into `into` and the cache: from a build with copies by readCopies, else
+   * by HOLDERS_SCRIPT, which reads each element and its attributes from the vector set.
+   */
   private async readHolders(tag: string, build: string, productIds: readonly string[], into: Map<string, CachedHolder>): Promise<"vocabulary" | undefined> {
+    const hold = (productId: string, holder: CachedHolder) => {
+      this.holders.set(tag, productId, holder);
+      into.set(productId, holder);
+    };
+    if (this.options.filterPostings) {
+      const copies = await this.readCopies(tag, build, productIds);
+      if (copies === "vocabulary") return "vocabulary";
+      if (copies) {
+        copies.ids.forEach((productId, k) => {
+          const [element, doc] = [copies.elements[k], copies.docs[k]];
+          // No words (so no doc) or no element: removed since it was named.
+          if (!element || !doc) return;
+          const { stamp, words } = docParts(doc);
+          hold(productId, { stamp, element: bytesToVector(element), attributes: attributesOf(copies.attributes[k] ?? ""), words: wordsOf(words) });
+        });
+        return undefined;
+      }
+    }
     const reply = (await (this.redis as unknown as Scripts).vitrineHoldersBuffer(this.vectorsKey(tag), this.metaKey(tag), this.lexicalPrefix(tag), build, ...productIds)) as Buffer[];
     if (String(reply[0]) === "vocabulary") return "vocabulary";
     for (let i = 1; i < reply.length; i += 5) {
-      const productId = String(reply[i]);
-      const holder: CachedHolder = {
+      hold(String(reply[i]), {
         stamp: String(reply[i + 1]),
         element: bytesToVector(reply[i + 2]!),
         attributes: attributesOf(String(reply[i + 3])),
         words: wordsOf(String(reply[i + 4])),
-      };
-      this.holders.set(tag, productId, holder);
-      into.set(productId, holder);
+      });
     }
     return undefined;
   }
@@ -515,22 +568,39 @@ function wholeCandidates(reply: (Buffer | number)[]): Candidate[] {
   return candidates;
 }
 
+/** Candidates read whole (readWhole), side by side; null where a product was removed since it was named. */
+interface WholeRead {
+  ids: readonly string[];
+  elements: (Buffer | null)[];
+  attributes: (string | null)[];
+  /** "#<stamp> <words>" (lexical-script.ts). */
+  docs: (string | null)[];
+}
+
 /**
- * Candidates read whole and not to be held, scored as they come in the reply (mode 2: id, element,
- * attributes, words): one scratch element, and attributes parsed only for those kept or holding a
- * word of the query, since thousands are read for a few dozen hits.
+ * Candidates read whole and not to be held, scored as they come: one scratch element, and
+ * attributes parsed only for those kept or holding a word of the query, since thousands are read
+ * for a few dozen hits. Written since they were named, a candidate may fail the filters now: the
+ * searcher checks every hit's attributes.
  */
-function scoreWhole(reply: (Buffer | number)[], query: IndexQuery, decided: boolean): CandidateResult {
+function scoreWhole(read: WholeRead, query: IndexQuery, decided: boolean): CandidateResult {
   const scores = new CandidateScores(query);
   let element: Float32Array = new Float32Array(0);
-  for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
-    const json = String(reply[i + 2]);
+  for (let k = 0; k < read.ids.length; k++) {
+    const blob = read.elements[k];
+    if (!blob) continue;
+    const json = read.attributes[k] ?? "";
     const attributes = decided ? json : attributesOf(json);
     if (typeof attributes !== "string" && !matchesFilters(query.filters, attributes)) continue;
-    element = bytesToVector(reply[i + 1] as Buffer, element);
-    scores.add(String(reply[i]), element, attributes, String(reply[i + 3]));
+    element = bytesToVector(blob, element);
+    scores.add(read.ids[k]!, element, attributes, docParts(read.docs[k] ?? "").words);
   }
   return scores.result();
+}
+
+/** The build of a candidates' generation ("<build>:<write count>", query-script.ts). */
+function generationBuild(generation: string): string {
+  return generation.slice(0, generation.lastIndexOf(":"));
 }
 
 function unitLength(vector: Float32Array): Float32Array {
