@@ -75,6 +75,8 @@ export interface SearchConfig {
   partSize: number;
   /** How often the service applies index changes another process could not apply at once. */
   indexSweepMs: number;
+  /** How often one process among all those sharing the index drops the indexes of deleted catalogs. */
+  indexOrphanSweepMs: number;
 }
 
 export interface ProcessingConfig {
@@ -159,6 +161,9 @@ const schema = z.object({
   // README "One catalog over several shards".
   SEARCH_PART_SIZE: z.coerce.number().int().min(1).default(500_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
+  // The orphan sweep scans every key of the index (about 1 us of Redis's main thread a key,
+  // bench/orphan-sweep.ts), so one process among all those sharing it runs it, this often.
+  INDEX_ORPHAN_SWEEP_MS: z.coerce.number().int().min(1000).default(3_600_000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   CACHE_DIR: z.string().min(1).optional(),
@@ -231,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       holderCacheEntries: e.SEARCH_HOLDER_CACHE,
       partSize: e.SEARCH_PART_SIZE,
       indexSweepMs: e.INDEX_SWEEP_MS,
+      indexOrphanSweepMs: e.INDEX_ORPHAN_SWEEP_MS,
     },
     adminApiKey: e.ADMIN_API_KEY,
     dataDir: e.DATA_DIR,

@@ -118,13 +118,14 @@ export class IndexSync {
   }
 
   /**
-   * Syncs catalogs with queued changes and, with `orphans`, drops indexes of catalogs that are gone
-   * (a scan of the index's keys, so callers do it rarely: deletes already drop their index at once).
+   * Syncs catalogs with queued changes and, with `orphansEveryMs`, drops indexes of catalogs that
+   * are gone when no process sharing the index did so within that time (a scan of every key of the
+   * index; deletes already drop their own index at once, so this only finds a drop that failed).
    * Catalogs busy elsewhere are left for the next sweep; one catalog's failure does not hold up the others.
    */
-  async sweep(options: { orphans?: boolean } = {}): Promise<void> {
+  async sweep(options: { orphansEveryMs?: number } = {}): Promise<void> {
     const catalogIds = new Set(await this.source.catalogsWithPending(100));
-    if (options.orphans) {
+    if (options.orphansEveryMs !== undefined && (await this.index.claimOrphanSweep(options.orphansEveryMs))) {
       for (const catalogId of await this.source.inactive(await this.index.catalogIds())) catalogIds.add(catalogId);
     }
     const failures: unknown[] = [];

@@ -139,8 +139,13 @@ export interface VectorIndex {
   /** A product's element vector as stored (float rounding aside); undefined when it is not in the index. */
   element(catalogId: string, productId: string): Promise<Float32Array | undefined>;
   drop(catalogId: string): Promise<void>;
-  /** Catalogs that have anything in the index. */
+  /** Catalogs that have anything in the index (a scan of every key: rarely). */
   catalogIds(): Promise<string[]>;
+  /**
+   * Claims the orphan sweep for the next `ms` among every process sharing the index: false when
+   * another one claimed it within its own interval.
+   */
+  claimOrphanSweep(ms: number): Promise<boolean>;
 }
 
 export interface QueuedChange {

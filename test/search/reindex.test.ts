@@ -6,6 +6,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedSentenceEncoder } from "../../src/embeddings/index.js";
 import { indexQueue, productEmbeddings, products } from "../../src/storage/mysql/schema.js";
+import { RedisVectorIndex } from "../../src/storage/redis/index.js";
 import { startOwnRedis } from "../support/own-redis.js";
 import type { OwnRedis } from "../support/own-redis.js";
 import { flushAll, keysMatching } from "../support/redis-keys.js";
@@ -53,7 +54,7 @@ beforeAll(async () => {
   // FLUSHALL below must only ever hit a server this file started.
   redis = await startOwnRedis();
   text = await openText();
-  s = await serve({ ...redis.env, INDEX_SWEEP_MS: "200" });
+  s = await serve({ ...redis.env, INDEX_SWEEP_MS: "200", INDEX_ORPHAN_SWEEP_MS: "1000" });
   admin = restClient(s.server.restUrl, s.server.adminKey);
   catalogId = await createCatalog(s, "reindexed");
   specs = syntheticProducts(text, 60, { seed: 31 });
@@ -202,5 +203,29 @@ describe("the index sweeper", () => {
     // The sweeper deletes the row after its Redis write, which a search can see first.
     const queued = () => db.select().from(indexQueue).where(eq(indexQueue.catalogId, catalogId));
     await waitFor(async () => ((await queued()).length === 0 ? true : undefined), 2000, "the sweeper to delete the queue row");
+  });
+
+  it("drops the index of a catalog that is gone but whose own drop never happened, within INDEX_ORPHAN_SWEEP_MS", async () => {
+    const gone = randomUUID();
+    const prefix = s.server.config.redis.keyPrefix;
+    const client = s.server.app.redis;
+    await client.hset(`${prefix}{${gone}}:meta`, "version", "left-behind");
+    await client.hset(`${prefix}{${gone}}:lex:h1:docs`, "p1", "#s1 left behind");
+    const left = () => keysMatching(client, `${prefix}{${gone}}*`);
+    expect(await left()).toHaveLength(2);
+    await waitFor(async () => ((await left()).length === 0 ? true : undefined), 5000, "the orphan sweep");
+    // A live catalog keeps its index.
+    expect((await keysMatching(client, `${prefix}{${catalogId}}*`)).length).toBeGreaterThan(0);
+  });
+
+  it("runs the orphan sweep in one process an interval among all those sharing the index", async () => {
+    const client = s.server.app.redis;
+    const options = { keyPrefix: `claims-${randomUUID()}:`, ef: 100 };
+    const [one, other] = [new RedisVectorIndex(client, options), new RedisVectorIndex(client, options)];
+    expect(await one.claimOrphanSweep(600)).toBe(true);
+    expect(await other.claimOrphanSweep(600)).toBe(false);
+    expect(await one.claimOrphanSweep(600)).toBe(false);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await other.claimOrphanSweep(600)).toBe(true);
   });
 });

@@ -86,7 +86,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
   const searchLog = new MysqlSearchLog(mysql.db, logger);
   const core = createCore(config, { mysql, searchIndex, searchLog, text, objects, workers, adminKey }, logger);
-  const sweeper = startIndexSweeper(searchIndex.sync, config.search.indexSweepMs, logger);
+  const sweeper = startIndexSweeper(searchIndex.sync, { intervalMs: config.search.indexSweepMs, orphansEveryMs: config.search.indexOrphanSweepMs }, logger);
 
   // Operations: readiness, metrics, request ids, rate limiting (see README "Operating it").
   const readiness = new Readiness({

@@ -432,6 +432,11 @@ export class SlotIndex {
     return [...tags];
   }
 
+  /** Claims `name` for the next `ms` among every process sharing this Redis: false when another holds it. */
+  async claim(name: string, ms: number): Promise<boolean> {
+    return (await this.redis.set(`${this.options.keyPrefix}claim:${name}`, `${process.pid}`, "PX", ms, "NX")) === "OK";
+  }
+
   /** The tag's vector set's own memory use, in bytes. */
   async memoryUsage(tag: string): Promise<number> {
     return Number((await this.redis.call("MEMORY", "USAGE", this.vectorsKey(tag))) ?? 0);

@@ -193,6 +193,10 @@ export class RedisVectorIndex implements VectorIndex {
     return [...new Set((await this.slots.tags()).map((tag) => tag.split("~")[0]!))];
   }
 
+  async claimOrphanSweep(ms: number): Promise<boolean> {
+    return this.slots.claim("orphan-sweep", ms);
+  }
+
   /** Exposed for benchmarks and operators: the catalog's vector sets' own memory use, in bytes. */
   async memoryUsage(catalogId: string): Promise<number> {
     const layout = await this.currentLayout(catalogId);
