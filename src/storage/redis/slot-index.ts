@@ -43,6 +43,10 @@ export interface RedisVectorIndexOptions {
 }
 
 const PIPELINE = 500;
+/** Keys unlinked a call when a build's keys go (dropBuilds). */
+const UNLINK_BATCH = 1000;
+/** A build's keys with fixed names (lexical-script.ts); `vocab` and `fdocs` name the others, so go last. */
+const BUILD_KEYS = ["docs", "vec", "attr", "writes", "wlog", "valuesets", "vocab", "fdocs"];
 
 /**
  * Filters whose eq/in postings hold at most this many elements are answered by scoring those
@@ -356,6 +360,9 @@ export class SlotIndex {
     // 'h': its words' holders are kept with their stamps (lexical-script.ts).
     const build = `h${randomBytes(6).toString("hex")}`;
     await this.redis.del(building);
+    // Named before its first key: whichever build is committed next unlinks this one's keys by name
+    // (dropBuilds), also when this one is never committed.
+    await this.redis.sadd(this.buildsKey(tag), build);
     // Before the first product: every write to the build, by any process, keeps these fields' value
     // sets (lexical-script.ts), whatever that process was configured with.
     const valueSetFields = this.options.filterPostings ? (this.options.valueSetFields ?? []) : [];
@@ -363,6 +370,8 @@ export class SlotIndex {
     return {
       add: (entries) => this.add(tag, building, build, entries),
       commit: async (version, count) => {
+        // Builds from before the builds set was kept are named only here.
+        const previous = await this.redis.hget(this.metaKey(tag), "lex");
         const commit = this.redis.multi();
         if (count > 0) commit.rename(building, this.vectorsKey(tag));
         else commit.del(this.vectorsKey(tag), building);
@@ -372,7 +381,7 @@ export class SlotIndex {
         if (this.options.filterPostings) commit.hset(this.metaKey(tag), { ...meta, facets: build }).hdel(this.metaKey(tag), "parts");
         else commit.hset(this.metaKey(tag), meta).hdel(this.metaKey(tag), "facets", "parts");
         check(await commit.exec());
-        await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, (key) => !key.startsWith(`${this.lexicalPrefix(tag)}${build}:`));
+        await this.dropBuilds(tag, build, previous);
       },
     };
   }
@@ -386,7 +395,7 @@ export class SlotIndex {
     check(
       await this.redis
         .multi()
-        .del(this.vectorsKey(tag), this.buildingKey(tag))
+        .del(this.vectorsKey(tag), this.buildingKey(tag), this.buildsKey(tag))
         .hset(this.metaKey(tag), meta)
         .hdel(this.metaKey(tag), "lex", "facets")
         .exec(),
@@ -410,8 +419,47 @@ export class SlotIndex {
   }
 
   async drop(tag: string): Promise<void> {
-    await this.redis.del(this.vectorsKey(tag), this.metaKey(tag), this.buildingKey(tag));
+    await this.redis.del(this.vectorsKey(tag), this.metaKey(tag), this.buildingKey(tag), this.buildsKey(tag));
     await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  }
+
+  /**
+   * Unlinks the keys of the tag's builds but `keep`: those begun (the builds set) and `previous`,
+   * each from its own lists, so a rebuild costs Redis in proportion to the catalog, not to every
+   * key it holds (a SCAN of the keyspace did: about 1 us of its main thread a key of every
+   * catalog, bench/orphan-sweep.ts). A build is named in the set until its keys are gone.
+   */
+  private async dropBuilds(tag: string, keep: string, previous: string | null): Promise<void> {
+    const builds = new Set(await this.redis.smembers(this.buildsKey(tag)));
+    if (previous) builds.add(previous);
+    builds.delete(keep);
+    for (const build of builds) {
+      await this.unlinkBuild(tag, build);
+      await this.redis.srem(this.buildsKey(tag), build);
+    }
+  }
+
+  /**
+   * One build's keys (lexical-script.ts's layout): its words' holder hashes and ranked sets, named
+   * by its append-only vocabulary; its postings and value sets, named by the tokens its products
+   * hold now (a posting or value set left empty is gone already); then its own hashes and lists.
+   */
+  private async unlinkBuild(tag: string, build: string): Promise<void> {
+    const base = `${this.lexicalPrefix(tag)}${build}:`;
+    for (let from = 0; ; from += UNLINK_BATCH) {
+      const words = await this.redis.lrange(`${base}vocab`, from, from + UNLINK_BATCH - 1);
+      if (words.length > 0) await this.redis.unlink(...words.flatMap((word) => [`${base}w:${word}`, `${base}r:${word}`]));
+      if (words.length < UNLINK_BATCH) break;
+    }
+    let cursor = "0";
+    do {
+      const [next, entries] = await this.redis.hscan(`${base}fdocs`, cursor, "COUNT", UNLINK_BATCH);
+      cursor = next;
+      const tokens = new Set<string>();
+      for (let i = 1; i < entries.length; i += 2) for (const token of entries[i]!.split("\n")) tokens.add(token);
+      if (tokens.size > 0) await this.redis.unlink(...[...tokens].flatMap((token) => [`${base}f:${token}`, `${base}fv:${token}`]));
+    } while (cursor !== "0");
+    await this.redis.unlink(...BUILD_KEYS.map((name) => `${base}${name}`));
   }
 
   /** Tags that hold anything, of those starting with `prefix`. */
@@ -539,6 +587,11 @@ export class SlotIndex {
 
   private buildingKey(tag: string): string {
     return `${this.options.keyPrefix}{${tag}}:building`;
+  }
+
+  /** The tag's builds begun and not yet unlinked. */
+  private buildsKey(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:builds`;
   }
 }
 
