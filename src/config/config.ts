@@ -161,8 +161,8 @@ const schema = z.object({
   // README "One catalog over several shards".
   SEARCH_PART_SIZE: z.coerce.number().int().min(1).default(500_000),
   INDEX_SWEEP_MS: z.coerce.number().int().min(100).default(5000),
-  // The orphan sweep scans every key of the index (about 1 us of Redis's main thread a key,
-  // bench/orphan-sweep.ts), so one process among all those sharing it runs it, this often.
+  // The orphan sweep scans every key of the index (1-2 us of Redis's main thread a key,
+  // bench/keyspace.ts), so one process among all those sharing it runs it, this often.
   INDEX_ORPHAN_SWEEP_MS: z.coerce.number().int().min(1000).default(3_600_000),
   ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
   DATA_DIR: z.string().min(1).default(".data"),

@@ -426,8 +426,8 @@ export class SlotIndex {
   /**
    * Unlinks the keys of the tag's builds but `keep`: those begun (the builds set) and `previous`,
    * each from its own lists, so a rebuild costs Redis in proportion to the catalog, not to every
-   * key it holds (a SCAN of the keyspace did: about 1 us of its main thread a key of every
-   * catalog, bench/orphan-sweep.ts). A build is named in the set until its keys are gone.
+   * key it holds (a SCAN of the keyspace did: 1-2 us of its main thread a key of every
+   * catalog, bench/keyspace.ts). A build is named in the set until its keys are gone.
    */
   private async dropBuilds(tag: string, keep: string, previous: string | null): Promise<void> {
     const builds = new Set(await this.redis.smembers(this.buildsKey(tag)));
