@@ -12,14 +12,18 @@ export interface SweepIntervals {
 export function startIndexSweeper(sync: IndexSync, intervals: SweepIntervals, log: Logger): { stop(): Promise<void> } {
   let stopped = false;
   let failing = false;
+  // A shutdown does not wait out the orphan sweep's scan of every key (seconds in a large keyspace):
+  // it stops between two pages, and the sweep is done once its claim runs out.
+  const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const sweep = async () => {
     try {
       // Each sweep asks for the orphan sweep; the index grants it to one process an interval.
-      await sync.sweep({ orphansEveryMs: intervals.orphansEveryMs });
+      await sync.sweep({ orphansEveryMs: intervals.orphansEveryMs, signal: stopping.signal });
       if (failing) log.info({}, "vector index sweep succeeded again");
       failing = false;
     } catch (error) {
+      if (stopping.signal.aborted) return;
       if (!failing) log.warn({ err: error }, "vector index sweep failed; retrying");
       failing = true;
     }
@@ -30,6 +34,7 @@ export function startIndexSweeper(sync: IndexSync, intervals: SweepIntervals, lo
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      stopping.abort();
       await running;
     },
   };

@@ -123,10 +123,10 @@ export class IndexSync {
    * index; deletes already drop their own index at once, so this only finds a drop that failed).
    * Catalogs busy elsewhere are left for the next sweep; one catalog's failure does not hold up the others.
    */
-  async sweep(options: { orphansEveryMs?: number } = {}): Promise<void> {
+  async sweep(options: { orphansEveryMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const catalogIds = new Set(await this.source.catalogsWithPending(100));
     if (options.orphansEveryMs !== undefined && (await this.index.claimOrphanSweep(options.orphansEveryMs))) {
-      for (const catalogId of await this.source.inactive(await this.index.catalogIds())) catalogIds.add(catalogId);
+      for (const catalogId of await this.source.inactive(await this.index.catalogIds(options.signal))) catalogIds.add(catalogId);
     }
     const failures: unknown[] = [];
     for (const catalogId of catalogIds) {

@@ -139,8 +139,8 @@ export interface VectorIndex {
   /** A product's element vector as stored (float rounding aside); undefined when it is not in the index. */
   element(catalogId: string, productId: string): Promise<Float32Array | undefined>;
   drop(catalogId: string): Promise<void>;
-  /** Catalogs that have anything in the index (a scan of every key: rarely). */
-  catalogIds(): Promise<string[]>;
+  /** Catalogs that have anything in the index (a scan of every key: rarely); `signal` stops the scan. */
+  catalogIds(signal?: AbortSignal): Promise<string[]>;
   /**
    * Claims the orphan sweep for the next `ms` among every process sharing the index: false when
    * another one claimed it within its own interval.

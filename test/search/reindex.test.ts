@@ -227,5 +227,9 @@ describe("the index sweeper", () => {
     expect(await one.claimOrphanSweep(600)).toBe(false);
     await new Promise((r) => setTimeout(r, 800));
     expect(await other.claimOrphanSweep(600)).toBe(true);
+    // Stopped (a shutdown), its scan of every key ends at the next page instead of being waited out.
+    const served = new RedisVectorIndex(client, { keyPrefix: s.server.config.redis.keyPrefix, ef: 100 });
+    await expect(served.catalogIds(AbortSignal.abort())).rejects.toThrow(/abort/i);
+    expect(await served.catalogIds()).toContain(catalogId);
   });
 });

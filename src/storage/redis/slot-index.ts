@@ -462,13 +462,14 @@ export class SlotIndex {
     await this.redis.unlink(...BUILD_KEYS.map((name) => `${base}${name}`));
   }
 
-  /** Tags that hold anything, of those starting with `prefix`. */
-  async tags(prefix = ""): Promise<string[]> {
+  /** Tags that hold anything, of those starting with `prefix`; `signal` stops the scan between pages. */
+  async tags(prefix = "", signal?: AbortSignal): Promise<string[]> {
     const tags = new Set<string>();
     const pattern = `${escapeGlob(this.options.keyPrefix)}{${escapeGlob(prefix)}*}:*`;
     await forEachPrimary(this.redis, async (node) => {
       let cursor = "0";
       do {
+        signal?.throwIfAborted();
         const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
         cursor = next;
         for (const key of keys) {

@@ -189,8 +189,8 @@ export class RedisVectorIndex implements VectorIndex {
     await this.dropParts(catalogId, undefined);
   }
 
-  async catalogIds(): Promise<string[]> {
-    return [...new Set((await this.slots.tags()).map((tag) => tag.split("~")[0]!))];
+  async catalogIds(signal?: AbortSignal): Promise<string[]> {
+    return [...new Set((await this.slots.tags("", signal)).map((tag) => tag.split("~")[0]!))];
   }
 
   async claimOrphanSweep(ms: number): Promise<boolean> {
