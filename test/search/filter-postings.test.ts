@@ -688,8 +688,9 @@ describe("a rebuild's replaced builds", () => {
   const tag = `postings-builds-${randomBytes(4).toString("hex")}`;
   const lexical = `${prefix}{${tag}}:lex:`;
   // Every kind of a build's keys: a word of more than RANKED_FROM holders (ranked), postings, a
-  // field with value sets, and writes after the build became current (write count and log).
-  const products: IndexEntry[] = Array.from({ length: 300 }, (_, i) => ({
+  // field with value sets, and writes after the build became current (write count and log). Past
+  // a thousand words and products: the unlinking reads the vocabulary and fdocs a page at a time.
+  const products: IndexEntry[] = Array.from({ length: 1200 }, (_, i) => ({
     productId: `q${i}`,
     vector: randomUnit(random, DIM),
     attributes: { shop: `h${i % 5}`, section: `s${i % 3}`, rank: "NO_BOOST" },
@@ -729,6 +730,6 @@ describe("a rebuild's replaced builds", () => {
     expect(await redis.smembers(`${prefix}{${tag}}:builds`)).toEqual([current]);
     // The current build answers.
     const answer = await writer.query(tag, { vector: query, count: ALL, filters: [F("shop", "eq", "h2")], exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
-    expect(answer.kind === "ok" && answer.hits.length).toBe(60);
+    expect(answer.kind === "ok" && answer.hits.length).toBe(products.length / 5);
   }, 60_000);
 });

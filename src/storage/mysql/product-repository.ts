@@ -9,6 +9,8 @@ import type {
   StatusCounts,
 } from "../../catalogs/index.js";
 import { emptyStatusCounts } from "../../catalogs/index.js";
+import type { MySqlColumn } from "drizzle-orm/mysql-core";
+import type { SqlValue } from "mysql2";
 import { bulkInsert, quoted } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { queueCatalogForIndex, queueForIndex } from "./index-queue.js";
@@ -29,8 +31,18 @@ const productColumns = {
   updatedAt: products.updatedAt,
 };
 
-/** The columns a new or replaced product is written with, in upsertBatch's row order. */
-const UPSERT_COLUMNS = [products.catalogId, products.id, products.imageUrl, products.descriptor, products.metadata, products.status, products.createdAt, products.updatedAt];
+/** Each column a new or replaced product is written with, and its value (upsertBatch). */
+const UPSERT_FIELDS: readonly [MySqlColumn, (p: NewProduct, at: { catalogId: string; now: Date }) => SqlValue][] = [
+  [products.catalogId, (_, at) => at.catalogId],
+  [products.id, (p) => p.id],
+  [products.imageUrl, (p) => p.imageUrl],
+  [products.descriptor, (p) => p.descriptor],
+  [products.metadata, (p) => JSON.stringify(p.metadata)],
+  [products.status, () => "PROCESSING"],
+  [products.createdAt, (_, at) => at.now],
+  [products.updatedAt, (_, at) => at.now],
+];
+const UPSERT_COLUMNS = UPSERT_FIELDS.map(([column]) => column);
 
 /**
  * A replaced product keeps its creation time and rank, and goes back into the queue as a new
@@ -53,7 +65,7 @@ export class MysqlProductRepository implements ProductRepository {
   async upsertBatch(catalogId: string, batch: NewProduct[], now: Date): Promise<void> {
     await this.db.transaction(async (tx) => {
       for (let start = 0; start < batch.length; start += INSERT_CHUNK) {
-        const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => [catalogId, p.id, p.imageUrl, p.descriptor, JSON.stringify(p.metadata), "PROCESSING", now, now]);
+        const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => UPSERT_FIELDS.map(([, value]) => value(p, { catalogId, now })));
         await bulkInsert(tx, products, UPSERT_COLUMNS, rows, ON_REPLACE);
       }
       // A replaced product is PROCESSING again, so it leaves the search index until reprocessed.
