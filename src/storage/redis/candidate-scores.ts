@@ -22,12 +22,14 @@ export class CandidateScores {
   private readonly lexical: LexicalHit[] = [];
   /** The query's words, when it has any. */
   readonly words: ReadonlySet<string> | undefined;
+  private readonly wordList: readonly string[];
   // Over the query's length: the element's trailing dims are not scored.
   readonly queryLength: number;
 
   constructor(private readonly query: IndexQuery) {
     this.best = new BestHits(query.count);
     this.words = query.lexical && new Set(query.lexical.words);
+    this.wordList = this.words ? [...this.words] : [];
     this.queryLength = Math.hypot(...query.vector);
   }
 
@@ -35,8 +37,10 @@ export class CandidateScores {
   add(productId: string, element: Float32Array, attributes: JsonObject | string, words: readonly string[] | string): void {
     const kept = this.offer(productId, dotF32(this.query.vector, element) / this.queryLength, attributes);
     if (!this.words) return;
-    const held = typeof words === "string" ? wordsOf(words) : words;
-    if (held.some((w) => this.words!.has(w))) this.holder(productId, element, kept ?? attributes, held);
+    // As read, a candidate's words are searched, not split: few of thousands hold a query word.
+    if (typeof words === "string") {
+      if (holdsAnyWord(words, this.wordList)) this.holder(productId, element, kept ?? attributes, wordsOf(words));
+    } else if (words.some((w) => this.words!.has(w))) this.holder(productId, element, kept ?? attributes, words);
   }
 
   /** A candidate's cosine with the query; its attributes parsed when it is kept (else undefined). */
@@ -81,6 +85,19 @@ export function partDots(element: Float32Array, visual: Float32Array, text: Floa
   for (let i = 0, at = visual.length; i < text.length; i++, at++) t += element[at]! * text[i]!;
   return { visual: v, text: t };
 }
+
+/** Whether a line of space-separated words holds one of `words` whole (no allocation). */
+export function holdsAnyWord(line: string, words: readonly string[]): boolean {
+  for (const word of words) {
+    for (let at = line.indexOf(word); at >= 0; at = line.indexOf(word, at + 1)) {
+      const end = at + word.length;
+      if ((at === 0 || line.charCodeAt(at - 1) === SPACE) && (end === line.length || line.charCodeAt(end) === SPACE)) return true;
+    }
+  }
+  return false;
+}
+
+const SPACE = 32;
 
 export function wordsOf(line: string): string[] {
   return line.split(" ").filter((w) => w !== "");

@@ -212,8 +212,19 @@ return reply
 
 /** A docs entry's stamp and its words (space-separated); builds written before stamps hold the words alone. */
 export function docParts(doc: string): { stamp: string; words: string } {
-  const space = doc.charCodeAt(0) === 35 ? doc.indexOf(" ", 1) : -1;
+  const space = stampEnd(doc);
   return space < 0 ? { stamp: "", words: doc } : { stamp: doc.slice(1, space), words: doc.slice(space + 1) };
+}
+
+/** A doc's words alone (docParts without the stamp), for scoring thousands of candidates a query. */
+export function docWords(doc: string): string {
+  const space = stampEnd(doc);
+  return space < 0 ? doc : doc.slice(space + 1);
+}
+
+/** Where a doc's "#<stamp>" ends (its first space), or -1 when it has none. */
+function stampEnd(doc: string): number {
+  return doc.charCodeAt(0) === 35 ? doc.indexOf(" ", 1) : -1;
 }
 
 // The holders a query found but this process has not read under their current stamps
