@@ -5,7 +5,10 @@
 //   every key), timed by Redis's own command statistics, with one PING every 5 ms meanwhile (what
 //   it adds to any other command's wait);
 // - a rebuild of one more catalog of --products products replacing its previous build
-//   (RedisVectorIndex.rebuild), the same way: what the replaced build's cleanup costs among them.
+//   (RedisVectorIndex.rebuild), the same way: what the replaced build's cleanup costs among them;
+// - that catalog's drop (RedisVectorIndex.drop, as DeleteCatalog runs it: by name), beside the drop
+//   of a copy of it as the orphan sweep runs it (`everyKey`: by name, then a SCAN of every key,
+//   which is what every drop cost before drops went by name).
 //
 //   npx tsx bench/keyspace.ts [--catalogs 100] [--keys-per-catalog 10000] [--products 2000]
 import { randomUUID } from "node:crypto";
@@ -103,6 +106,22 @@ try {
       `rebuild of ${PRODUCTS} products replacing its previous build, among ${keys} keys: Redis commands ${(all / 1000).toFixed(0)} ms ` +
         `(a script's inner commands counted in it and again on their own), ` +
         `of which SCAN ${scan.calls} calls, ${(scan.usec / 1000).toFixed(0)} ms; wall ${wall.toFixed(0)} ms`,
+    );
+  }
+  const copy = randomUUID();
+  await index.rebuild(copy, "bench", pages());
+  for (const [label, catalogId, everyKey] of [["by name (a delete)", rebuilt, false], ["with everyKey (the orphan sweep; every drop before)", copy, true]] as const) {
+    await redis.config("RESETSTAT");
+    const started = performance.now();
+    await index.drop(catalogId, { everyKey });
+    const wall = performance.now() - started;
+    const stats = await commandStats();
+    const all = [...stats].filter(([name]) => name !== "config").reduce((sum, [, s]) => sum + s.usec, 0);
+    const scan = stats.get("scan") ?? { calls: 0, usec: 0 };
+    const left = (await redis.keys(`${prefix}{${catalogId}}*`)).length;
+    console.log(
+      `drop of a ${PRODUCTS}-product catalog ${label}, among ${keys} keys: Redis commands ${(all / 1000).toFixed(0)} ms, ` +
+        `of which SCAN ${scan.calls} calls, ${(scan.usec / 1000).toFixed(0)} ms; wall ${wall.toFixed(0)} ms; its keys left ${left}`,
     );
   }
 } finally {

@@ -70,11 +70,13 @@ export class IndexSync {
    * when another process held the catalog's index for all of `waitMs`: that process applies what
    * is queued before it lets go, and the sweeper catches anything queued after.
    */
-  async sync(catalogId: string, options: { rebuild?: boolean; waitMs?: number; parts?: number } = {}): Promise<SyncResult | undefined> {
+  async sync(catalogId: string, options: { rebuild?: boolean; waitMs?: number; parts?: number; orphan?: boolean } = {}): Promise<SyncResult | undefined> {
     return this.source.exclusively(catalogId, options.waitMs ?? DEFAULT_WAIT_MS, async () => {
       const catalog = await this.source.catalog(catalogId);
       if (!catalog) {
-        await this.index.drop(catalogId);
+        // An orphan was found by a scan of every key, so its drop scans too: whatever no name
+        // leads to goes with it.
+        await this.index.drop(catalogId, { everyKey: options.orphan === true });
         await this.source.dropPending(catalogId);
         return { dropped: true, rebuilt: undefined, applied: 0, parts: undefined };
       }
@@ -125,12 +127,13 @@ export class IndexSync {
    */
   async sweep(options: { orphansEveryMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     const catalogIds = new Set(await this.source.catalogsWithPending(100));
+    const orphans = new Set<string>();
     if (options.orphansEveryMs !== undefined && (await this.index.claimOrphanSweep(options.orphansEveryMs))) {
-      for (const catalogId of await this.source.inactive(await this.index.catalogIds(options.signal))) catalogIds.add(catalogId);
+      for (const catalogId of await this.source.inactive(await this.index.catalogIds(options.signal))) orphans.add(catalogId);
     }
     const failures: unknown[] = [];
-    for (const catalogId of catalogIds) {
-      await this.sync(catalogId, { waitMs: 0 }).catch((error: unknown) => failures.push(error));
+    for (const catalogId of new Set([...catalogIds, ...orphans])) {
+      await this.sync(catalogId, { waitMs: 0, orphan: orphans.has(catalogId) }).catch((error: unknown) => failures.push(error));
     }
     if (failures.length > 0) throw new AggregateError(failures, `vector index sweep: ${failures.length} catalog(s) failed`);
   }

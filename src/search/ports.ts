@@ -138,7 +138,12 @@ export interface VectorIndex {
   version(catalogId: string): Promise<string | undefined>;
   /** A product's element vector as stored (float rounding aside); undefined when it is not in the index. */
   element(catalogId: string, productId: string): Promise<Float32Array | undefined>;
-  drop(catalogId: string): Promise<void>;
+  /**
+   * Everything the index holds of the catalog, found by name: in proportion to the catalog, not to
+   * the index. `everyKey` also scans every key for what no name leads to (left by a crash or by an
+   * older version): for the orphan sweep, which scans every key anyway.
+   */
+  drop(catalogId: string, options?: { everyKey?: boolean }): Promise<void>;
   /** Catalogs that have anything in the index (a scan of every key: rarely); `signal` stops the scan. */
   catalogIds(signal?: AbortSignal): Promise<string[]>;
   /**

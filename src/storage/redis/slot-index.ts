@@ -18,7 +18,7 @@ import type { Candidate } from "./held-candidates.js";
 import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
-import { docParts, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { docParts, docWords, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { QUERY_SCRIPT } from "./query-script.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
@@ -392,15 +392,19 @@ export class SlotIndex {
    */
   async commitSplit(tag: string, version: string, layout: string, count: number): Promise<void> {
     const meta = { version, parts: layout, builtAt: new Date().toISOString(), size: String(count) };
+    // Its current build named in the builds set first: the meta stops naming it below, and the set
+    // keeps its name until its keys are gone, whatever stops the unlinking halfway.
+    const previous = await this.redis.hget(this.metaKey(tag), "lex");
+    if (previous) await this.redis.sadd(this.buildsKey(tag), previous);
     check(
       await this.redis
         .multi()
-        .del(this.vectorsKey(tag), this.buildingKey(tag), this.buildsKey(tag))
+        .del(this.vectorsKey(tag), this.buildingKey(tag))
         .hset(this.metaKey(tag), meta)
         .hdel(this.metaKey(tag), "lex", "facets")
         .exec(),
     );
-    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+    await this.dropBuilds(tag, undefined, null);
   }
 
   /** The split layout the tag's meta names ("<generation>.<parts>"); undefined when it holds a set. */
@@ -418,21 +422,44 @@ export class SlotIndex {
     return reply ? Float32Array.from(reply, Number) : undefined;
   }
 
-  async drop(tag: string): Promise<void> {
-    await this.redis.del(this.vectorsKey(tag), this.metaKey(tag), this.buildingKey(tag), this.buildsKey(tag));
-    await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  /**
+   * Everything the tag holds, by name, in proportion to what it holds: its set, then every build
+   * its builds set or meta names, then the keys that name them (a drop stopped halfway is finished
+   * by the next one). `everyKey` also scans the keyspace for lexical keys of the tag that no build
+   * names (builds abandoned before the builds set was kept): the orphan sweep's drop, not a delete's.
+   */
+  async drop(tag: string, options: { everyKey?: boolean } = {}): Promise<void> {
+    await this.redis.del(this.vectorsKey(tag), this.buildingKey(tag));
+    await this.dropBuilds(tag, undefined, await this.redis.hget(this.metaKey(tag), "lex"));
+    await this.redis.del(this.metaKey(tag), this.buildsKey(tag), this.splitsKey(tag));
+    if (options.everyKey) await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  }
+
+  /** Names a split layout of the catalog at `tag` before its parts get their first key, for dropping it by name. */
+  async noteSplit(tag: string, layout: string): Promise<void> {
+    await this.redis.sadd(this.splitsKey(tag), layout);
+  }
+
+  /** The split layouts noted for the catalog at `tag` and not yet forgotten. */
+  async splits(tag: string): Promise<string[]> {
+    return this.redis.smembers(this.splitsKey(tag));
+  }
+
+  /** Once a layout's parts are dropped. */
+  async forgetSplit(tag: string, layout: string): Promise<void> {
+    await this.redis.srem(this.splitsKey(tag), layout);
   }
 
   /**
    * Unlinks the keys of the tag's builds but `keep`: those begun (the builds set) and `previous`,
-   * each from its own lists, so a rebuild costs Redis in proportion to the catalog, not to every
-   * key it holds (a SCAN of the keyspace did: 1-2 us of its main thread a key of every
+   * each from its own lists, so a rebuild or a drop costs Redis in proportion to the catalog, not
+   * to every key it holds (a SCAN of the keyspace did: 1-2 us of its main thread a key of every
    * catalog, bench/keyspace.ts). A build is named in the set until its keys are gone.
    */
-  private async dropBuilds(tag: string, keep: string, previous: string | null): Promise<void> {
+  private async dropBuilds(tag: string, keep: string | undefined, previous: string | null): Promise<void> {
     const builds = new Set(await this.redis.smembers(this.buildsKey(tag)));
     if (previous) builds.add(previous);
-    builds.delete(keep);
+    if (keep !== undefined) builds.delete(keep);
     for (const build of builds) {
       await this.unlinkBuild(tag, build);
       await this.redis.srem(this.buildsKey(tag), build);
@@ -594,6 +621,11 @@ export class SlotIndex {
   private buildsKey(tag: string): string {
     return `${this.options.keyPrefix}{${tag}}:builds`;
   }
+
+  /** A catalog's split layouts begun and not yet dropped (its parts live under tags of their own). */
+  private splitsKey(tag: string): string {
+    return `${this.options.keyPrefix}{${tag}}:splits`;
+  }
 }
 
 /** A product's element as the postings script was given it, and where that script's reply will be. */
@@ -652,7 +684,7 @@ function scoreWhole(read: WholeRead, query: IndexQuery, decided: boolean): Candi
     const attributes = decided ? json : attributesOf(json);
     if (typeof attributes !== "string" && !matchesFilters(query.filters, attributes)) continue;
     element = bytesToVector(blob, element);
-    scores.add(read.ids[k]!, element, attributes, docParts(read.docs[k] ?? "").words);
+    scores.add(read.ids[k]!, element, attributes, docWords(read.docs[k] ?? ""));
   }
   return scores.result();
 }

@@ -24,6 +24,7 @@ const MOVED_RETRIES = 2;
 interface Layout {
   /** "<generation>.<parts>", as the catalog's meta hash names it. */
   name: string;
+  generation: string;
   tags: string[];
 }
 
@@ -142,6 +143,8 @@ export class RedisVectorIndex implements VectorIndex {
     } else {
       generation = randomBytes(4).toString("hex");
       const layout = layoutOf(catalogId, `${generation}.${parts}`);
+      // Named before its parts hold a key: dropped by name later, committed or not.
+      await this.slots.noteSplit(catalogId, layout.name);
       const builds = await Promise.all(layout.tags.map((tag) => this.slots.beginBuild(tag)));
       const counts = layout.tags.map(() => 0);
       for await (const page of pages) {
@@ -154,9 +157,8 @@ export class RedisVectorIndex implements VectorIndex {
       await this.slots.commitSplit(catalogId, version, layout.name, count);
     }
     this.layouts.delete(catalogId);
-    // The previous generation's parts, and any a split that never committed left behind (a scan of
-    // every key: not paid by the rebuilds of catalogs that are not split and were not).
-    if (before || generation) await this.dropParts(catalogId, generation);
+    // The previous layout's parts, and any a split that never committed left behind.
+    await this.dropParts(catalogId, generation, {}, before?.name);
     return count;
   }
 
@@ -183,10 +185,11 @@ export class RedisVectorIndex implements VectorIndex {
     return this.slots.element(tagOf(catalogId, layout, productId), productId);
   }
 
-  async drop(catalogId: string): Promise<void> {
-    await this.slots.drop(catalogId);
+  async drop(catalogId: string, options: { everyKey?: boolean } = {}): Promise<void> {
+    // The parts first: the catalog's own keys name them.
+    await this.dropParts(catalogId, undefined, options);
     this.layouts.delete(catalogId);
-    await this.dropParts(catalogId, undefined);
+    await this.slots.drop(catalogId, options);
   }
 
   async catalogIds(signal?: AbortSignal): Promise<string[]> {
@@ -216,11 +219,25 @@ export class RedisVectorIndex implements VectorIndex {
     this.layouts.set(catalogId, layout);
   }
 
-  /** Drops the catalog's parts but those of generation `keep`. */
-  private async dropParts(catalogId: string, keep: string | undefined): Promise<void> {
+  /**
+   * Drops the catalog's parts but those of generation `keep`: of every layout noted (and the
+   * current one and `replaced`, which splits from before the noting name only in the meta), by
+   * name. `everyKey` also scans the keyspace for parts no layout names (splits begun before the
+   * noting and never committed).
+   */
+  private async dropParts(catalogId: string, keep: string | undefined, options: { everyKey?: boolean } = {}, replaced?: string): Promise<void> {
+    const layouts = new Set(await this.slots.splits(catalogId));
+    for (const name of [await this.slots.layout(catalogId), replaced]) if (name) layouts.add(name);
+    for (const name of layouts) {
+      const layout = layoutOf(catalogId, name);
+      if (layout.generation === keep) continue;
+      for (const tag of layout.tags) await this.slots.drop(tag, options);
+      await this.slots.forgetSplit(catalogId, name);
+    }
+    if (!options.everyKey) return;
     const own = `${catalogId}~`;
     const doomed = (await this.slots.tags(own)).filter((tag) => keep === undefined || !tag.startsWith(`${own}${keep}.`));
-    for (const tag of doomed) await this.slots.drop(tag);
+    for (const tag of doomed) await this.slots.drop(tag, options);
   }
 }
 
@@ -228,7 +245,7 @@ function layoutOf(catalogId: string, name: string): Layout {
   const [generation, parts] = name.split(".");
   const count = Number(parts);
   if (!generation || !Number.isInteger(count) || count < 2) throw new Error(`catalog ${catalogId}: unreadable index layout`);
-  return { name, tags: Array.from({ length: count }, (_, k) => `${catalogId}~${generation}.${k}`) };
+  return { name, generation, tags: Array.from({ length: count }, (_, k) => `${catalogId}~${generation}.${k}`) };
 }
 
 /**

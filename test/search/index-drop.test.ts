@@ -1,0 +1,115 @@
+// A catalog's index dropped (DeleteCatalog, the orphan sweep): every key it holds goes, found by
+// name (its builds, its split layouts and their parts), so a delete costs Redis in proportion to
+// the catalog, not to every key of every catalog; only the orphan sweep's drop also scans.
+// A Redis of this file's own: the scans counted are this file's alone.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
+import type { IndexEntry } from "../../src/search/index.js";
+import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
+import { callsOf, keysMatching } from "../support/redis-keys.js";
+import { randomUnit, seededRandom } from "../support/random.js";
+
+const DIM = 16;
+const VERSION = "drop-test|v1|";
+const random = seededRandom(11);
+const prefix = `vitrine-drop-${randomBytes(4).toString("hex")}:`;
+
+// Every kind of key a build has: ranked words (more than RANKED_FROM holders), postings, value
+// sets, and writes after the build became current.
+const products: IndexEntry[] = Array.from({ length: 600 }, (_, i) => ({
+  productId: `d${i}`,
+  vector: randomUnit(random, DIM),
+  attributes: { shop: `h${i % 4}`, section: `s${i % 3}`, rank: "NO_BOOST" },
+  words: ["common", `only${i}`],
+}));
+
+async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
+  for (let i = 0; i < list.length; i += 200) yield list.slice(i, i + 200);
+}
+
+/** Begun, then failed halfway: a build (or a split's parts) that is never committed. */
+async function* failing(): AsyncGenerator<IndexEntry[]> {
+  yield products.slice(0, 200);
+  throw new Error("the source failed");
+}
+
+let own: OwnRedis;
+let redis: RedisClient;
+let index: RedisVectorIndex;
+
+beforeAll(async () => {
+  own = await startOwnRedis();
+  const config = loadConfig({ ...own.env, REDIS_KEY_PREFIX: prefix });
+  redis = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: ["shop"] });
+}, 120_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await own?.stop();
+});
+
+/** Every key of a catalog: its own tag's and its parts'. */
+const keysOf = async (catalogId: string) => [...(await keysMatching(redis, `${prefix}{${catalogId}}:*`)), ...(await keysMatching(redis, `${prefix}{${catalogId}~*`))];
+
+/** A catalog with two builds' worth of keys besides its current one: one replaced, one abandoned. */
+async function catalogWithHistory(catalogId: string, parts: number): Promise<void> {
+  await index.rebuild(catalogId, VERSION, pages(products), parts);
+  await index.upsert(catalogId, products.slice(0, 5));
+  await expect(index.rebuild(catalogId, VERSION, failing(), parts)).rejects.toThrow("the source failed");
+}
+
+describe("dropping a catalog's index", () => {
+  it("unlinks every key of an unsplit catalog, its abandoned build's too, by name: no scan, no other catalog's key", async () => {
+    const [doomed, other] = [`drop-a-${randomBytes(3).toString("hex")}`, `drop-b-${randomBytes(3).toString("hex")}`];
+    await catalogWithHistory(doomed, 1);
+    await index.rebuild(other, VERSION, pages(products));
+    const othersKeys = (await keysOf(other)).sort();
+    // Its current build and the abandoned one, each with every kind of key.
+    const builds = new Set((await keysMatching(redis, `${prefix}{${doomed}}:lex:*`)).map((k) => k.split(":lex:")[1]!.split(":")[0]));
+    expect(builds.size).toBe(2);
+    expect((await keysOf(doomed)).length).toBeGreaterThan(600);
+
+    const scans = await callsOf(redis, "scan");
+    await index.drop(doomed);
+    expect(await callsOf(redis, "scan")).toBe(scans);
+    expect(await keysOf(doomed)).toEqual([]);
+    expect((await keysOf(other)).sort()).toEqual(othersKeys);
+  }, 120_000);
+
+  it("unlinks a split catalog's parts by name: the current layout's, a re-split's previous one's and an abandoned split's", async () => {
+    const catalogId = `drop-s-${randomBytes(3).toString("hex")}`;
+    await index.rebuild(catalogId, VERSION, pages(products), 2);
+    const first = await redis.hget(`${prefix}{${catalogId}}:meta`, "parts");
+    // Re-split in 3: the 2 parts go as the new layout is committed; then a split that fails.
+    await catalogWithHistory(catalogId, 3);
+    const current = (await redis.hget(`${prefix}{${catalogId}}:meta`, "parts"))!;
+    const partTags = new Set((await keysMatching(redis, `${prefix}{${catalogId}~*`)).map((k) => k.slice(prefix.length + 1).split("}")[0]!));
+    const generations = new Set([...partTags].map((tag) => tag.split("~")[1]!.split(".")[0]));
+    // The current layout's 3 parts and the abandoned split's; the first layout's are gone.
+    expect(generations.has(current.split(".")[0]!)).toBe(true);
+    expect(generations.has(first!.split(".")[0]!)).toBe(false);
+    expect(generations.size).toBe(2);
+    expect(partTags.size).toBe(6);
+
+    const scans = await callsOf(redis, "scan");
+    await index.drop(catalogId);
+    expect(await callsOf(redis, "scan")).toBe(scans);
+    expect(await keysOf(catalogId)).toEqual([]);
+  }, 120_000);
+
+  it("as the orphan sweep drops it, also unlinks what no name leads to", async () => {
+    const catalogId = `drop-o-${randomBytes(3).toString("hex")}`;
+    await index.rebuild(catalogId, VERSION, pages(products.slice(0, 50)));
+    // Keys as older versions left them: a build no set names, a split's part no layout names.
+    const strays = [`${prefix}{${catalogId}}:lex:hold:w:common`, `${prefix}{${catalogId}~dead.0}:meta`];
+    for (const key of strays) await redis.hset(key, "stray", "1");
+
+    await index.drop(catalogId);
+    expect((await keysOf(catalogId)).sort()).toEqual([...strays].sort());
+    await index.drop(catalogId, { everyKey: true });
+    expect(await keysOf(catalogId)).toEqual([]);
+  }, 60_000);
+});
