@@ -100,16 +100,25 @@ describe("dropping a catalog's index", () => {
     expect(await keysOf(catalogId)).toEqual([]);
   }, 120_000);
 
-  it("as the orphan sweep drops it, also unlinks what no name leads to", async () => {
+  it("as the orphan sweep drops it, also unlinks what no name leads to, in one scan of every key", async () => {
     const catalogId = `drop-o-${randomBytes(3).toString("hex")}`;
     await index.rebuild(catalogId, VERSION, pages(products.slice(0, 50)));
-    // Keys as older versions left them: a build no set names, a split's part no layout names.
-    const strays = [`${prefix}{${catalogId}}:lex:hold:w:common`, `${prefix}{${catalogId}~dead.0}:meta`];
+    // Keys as older versions left them: a build no set names, two parts of a split no layout names.
+    const strays = [`${prefix}{${catalogId}}:lex:hold:w:common`, `${prefix}{${catalogId}~dead.0}:meta`, `${prefix}{${catalogId}~dead.1}:meta`];
     for (const key of strays) await redis.hset(key, "stray", "1");
+    const bystander = `${prefix}{${catalogId}x}:meta`;
+    await redis.hset(bystander, "version", "another catalog's");
 
     await index.drop(catalogId);
     expect((await keysOf(catalogId)).sort()).toEqual([...strays].sort());
+    // What one pass over every key takes (the sweep's own search for orphans): the drop takes no more.
+    let scans = await callsOf(redis, "scan");
+    await index.catalogIds();
+    const pass = (await callsOf(redis, "scan")) - scans;
+    scans = await callsOf(redis, "scan");
     await index.drop(catalogId, { everyKey: true });
+    expect((await callsOf(redis, "scan")) - scans).toBeLessThanOrEqual(pass);
     expect(await keysOf(catalogId)).toEqual([]);
+    expect(await redis.hget(bystander, "version")).toBe("another catalog's");
   }, 60_000);
 });

@@ -425,14 +425,22 @@ export class SlotIndex {
   /**
    * Everything the tag holds, by name, in proportion to what it holds: its set, then every build
    * its builds set or meta names, then the keys that name them (a drop stopped halfway is finished
-   * by the next one). `everyKey` also scans the keyspace for lexical keys of the tag that no build
-   * names (builds abandoned before the builds set was kept): the orphan sweep's drop, not a delete's.
+   * by the next one).
    */
-  async drop(tag: string, options: { everyKey?: boolean } = {}): Promise<void> {
+  async drop(tag: string): Promise<void> {
     await this.redis.del(this.vectorsKey(tag), this.buildingKey(tag));
     await this.dropBuilds(tag, undefined, await this.redis.hget(this.metaKey(tag), "lex"));
     await this.redis.del(this.metaKey(tag), this.buildsKey(tag), this.splitsKey(tag));
-    if (options.everyKey) await this.deleteMatching(`${escapeGlob(this.lexicalPrefix(tag))}*`, () => true);
+  }
+
+  /**
+   * Whatever no name leads to of the catalog at `tag` and of its parts' tags (builds and splits
+   * abandoned before they were named, a crash's leftovers), in one scan of every key: for the
+   * orphan sweep's drop, never a delete's.
+   */
+  async unlinkEveryKey(tag: string): Promise<void> {
+    const [own, parts] = [`${this.options.keyPrefix}{${tag}}`, `${this.options.keyPrefix}{${tag}~`];
+    await this.deleteMatching(`${escapeGlob(this.options.keyPrefix)}{${escapeGlob(tag)}*`, (key) => key.startsWith(own) || key.startsWith(parts));
   }
 
   /** Names a split layout of the catalog at `tag` before its parts get their first key, for dropping it by name. */
@@ -582,17 +590,23 @@ export class SlotIndex {
     if (!this.options.filterPostings) pipeline.call("HDEL", this.metaKey(tag), "facets");
   }
 
-  /** Unlinks the keys matching a glob pattern that `keep` rejects (SCAN: other keys are untouched). */
+  /** Unlinks the keys matching a glob pattern that `remove` accepts (SCAN: other keys are untouched). */
   private async deleteMatching(pattern: string, remove: (key: string) => boolean): Promise<void> {
-    // On a cluster every master is scanned; the keys found share the catalog's hash tag, so each
-    // node's batch is one slot's.
+    // On a cluster every master is scanned, and one UNLINK takes one slot's keys: a hash tag's.
     await forEachPrimary(this.redis, async (node) => {
       let cursor = "0";
       do {
         const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
         cursor = next;
-        const doomed = keys.filter(remove);
-        if (doomed.length > 0) await node.unlink(...doomed);
+        const byTag = new Map<string, string[]>();
+        for (const key of keys.filter(remove)) {
+          const at = this.options.keyPrefix.length;
+          const tag = key.slice(at, key.indexOf("}", at) + 1);
+          const same = byTag.get(tag);
+          if (same) same.push(key);
+          else byTag.set(tag, [key]);
+        }
+        for (const doomed of byTag.values()) await node.unlink(...doomed);
       } while (cursor !== "0");
     });
   }

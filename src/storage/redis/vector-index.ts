@@ -158,7 +158,7 @@ export class RedisVectorIndex implements VectorIndex {
     }
     this.layouts.delete(catalogId);
     // The previous layout's parts, and any a split that never committed left behind.
-    await this.dropParts(catalogId, generation, {}, before?.name);
+    await this.dropParts(catalogId, generation, before?.name);
     return count;
   }
 
@@ -187,9 +187,10 @@ export class RedisVectorIndex implements VectorIndex {
 
   async drop(catalogId: string, options: { everyKey?: boolean } = {}): Promise<void> {
     // The parts first: the catalog's own keys name them.
-    await this.dropParts(catalogId, undefined, options);
+    await this.dropParts(catalogId, undefined);
     this.layouts.delete(catalogId);
-    await this.slots.drop(catalogId, options);
+    await this.slots.drop(catalogId);
+    if (options.everyKey) await this.slots.unlinkEveryKey(catalogId);
   }
 
   async catalogIds(signal?: AbortSignal): Promise<string[]> {
@@ -220,24 +221,18 @@ export class RedisVectorIndex implements VectorIndex {
   }
 
   /**
-   * Drops the catalog's parts but those of generation `keep`: of every layout noted (and the
-   * current one and `replaced`, which splits from before the noting name only in the meta), by
-   * name. `everyKey` also scans the keyspace for parts no layout names (splits begun before the
-   * noting and never committed).
+   * Drops the catalog's parts but those of generation `keep`, by name: of every layout noted, the
+   * current one and `replaced` (splits from before the noting are named only in the meta).
    */
-  private async dropParts(catalogId: string, keep: string | undefined, options: { everyKey?: boolean } = {}, replaced?: string): Promise<void> {
+  private async dropParts(catalogId: string, keep: string | undefined, replaced?: string): Promise<void> {
     const layouts = new Set(await this.slots.splits(catalogId));
     for (const name of [await this.slots.layout(catalogId), replaced]) if (name) layouts.add(name);
     for (const name of layouts) {
       const layout = layoutOf(catalogId, name);
       if (layout.generation === keep) continue;
-      for (const tag of layout.tags) await this.slots.drop(tag, options);
+      for (const tag of layout.tags) await this.slots.drop(tag);
       await this.slots.forgetSplit(catalogId, name);
     }
-    if (!options.everyKey) return;
-    const own = `${catalogId}~`;
-    const doomed = (await this.slots.tags(own)).filter((tag) => keep === undefined || !tag.startsWith(`${own}${keep}.`));
-    for (const tag of doomed) await this.slots.drop(tag, options);
   }
 }
 
