@@ -497,10 +497,10 @@ export class SlotIndex {
     await this.redis.unlink(...BUILD_KEYS.map((name) => `${base}${name}`));
   }
 
-  /** Tags that hold anything, of those starting with `prefix`; `signal` stops the scan between pages. */
-  async tags(prefix = "", signal?: AbortSignal): Promise<string[]> {
+  /** Tags that hold anything (a scan of every key); `signal` stops the scan between pages. */
+  async tags(signal?: AbortSignal): Promise<string[]> {
     const tags = new Set<string>();
-    const pattern = `${escapeGlob(this.options.keyPrefix)}{${escapeGlob(prefix)}*}:*`;
+    const pattern = `${escapeGlob(this.options.keyPrefix)}{*}:*`;
     await forEachPrimary(this.redis, async (node) => {
       let cursor = "0";
       do {

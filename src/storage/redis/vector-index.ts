@@ -194,7 +194,7 @@ export class RedisVectorIndex implements VectorIndex {
   }
 
   async catalogIds(signal?: AbortSignal): Promise<string[]> {
-    return [...new Set((await this.slots.tags("", signal)).map((tag) => tag.split("~")[0]!))];
+    return [...new Set((await this.slots.tags(signal)).map((tag) => tag.split("~")[0]!))];
   }
 
   async claimOrphanSweep(ms: number): Promise<boolean> {
