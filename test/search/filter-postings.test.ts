@@ -14,7 +14,7 @@ import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage
 import { WRITE_LOG } from "../../src/storage/redis/lexical-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
-import { callsOf, keysMatching } from "../support/redis-keys.js";
+import { callsOf } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -681,55 +681,5 @@ describe("held candidates that writes take past the held limit", () => {
     expect(updated.hits.map((h) => h.productId)).toEqual(best());
     // 12,010: past what may be held, so the filter's path is chosen again (HNSW).
     expect((await askMine()).exact).toBe(false);
-  }, 60_000);
-});
-
-describe("a rebuild's replaced builds", () => {
-  const tag = `postings-builds-${randomBytes(4).toString("hex")}`;
-  const lexical = `${prefix}{${tag}}:lex:`;
-  // Every kind of a build's keys: a word of more than RANKED_FROM holders (ranked), postings, a
-  // field with value sets, and writes after the build became current (write count and log). Past
-  // a thousand words and products: the unlinking reads the vocabulary and fdocs a page at a time.
-  const products: IndexEntry[] = Array.from({ length: 1200 }, (_, i) => ({
-    productId: `q${i}`,
-    vector: randomUnit(random, DIM),
-    attributes: { shop: `h${i % 5}`, section: `s${i % 3}`, rank: "NO_BOOST" },
-    words: ["common", `only${i}`],
-  }));
-  const withSets = () => new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: ["shop"] });
-  const buildOf = async () => (await redis.hget(`${prefix}{${tag}}:meta`, "lex"))!;
-  const keysOf = async (build: string) => keysMatching(redis, `${lexical}${build}:*`);
-  const kinds = (keys: string[], build: string) => [...new Set(keys.map((k) => k.slice(`${lexical}${build}:`.length).split(":")[0]))].sort();
-
-  afterAll(async () => {
-    await index?.drop(tag);
-  });
-
-  it("unlinks every key of the builds it replaces, begun or committed, by name: no scan of the keyspace", async () => {
-    const writer = withSets();
-    await writer.rebuild(tag, VERSION, pages(products));
-    await writer.upsert(tag, products.slice(0, 3));
-    const replaced = await buildOf();
-    expect(kinds(await keysOf(replaced), replaced)).toEqual(["attr", "docs", "f", "fdocs", "fv", "r", "valuesets", "vec", "vocab", "w", "wlog", "writes"]);
-    // A build begun and never committed (its pages failed halfway).
-    async function* failing(): AsyncGenerator<IndexEntry[]> {
-      yield products.slice(0, 100);
-      throw new Error("the source failed");
-    }
-    await expect(writer.rebuild(tag, VERSION, failing())).rejects.toThrow("the source failed");
-    const abandoned = (await keysMatching(redis, `${lexical}*`)).map((k) => k.slice(lexical.length).split(":")[0]!).find((b) => b !== replaced)!;
-    expect(abandoned).toBeDefined();
-
-    const scans = await callsOf(redis, "scan");
-    await writer.rebuild(tag, VERSION, pages(products));
-    expect(await callsOf(redis, "scan")).toBe(scans);
-    const current = await buildOf();
-    expect(await keysOf(replaced)).toEqual([]);
-    expect(await keysOf(abandoned)).toEqual([]);
-    expect((await keysMatching(redis, `${lexical}*`)).every((k) => k.startsWith(`${lexical}${current}:`))).toBe(true);
-    expect(await redis.smembers(`${prefix}{${tag}}:builds`)).toEqual([current]);
-    // The current build answers.
-    const answer = await writer.query(tag, { vector: query, count: ALL, filters: [F("shop", "eq", "h2")], exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
-    expect(answer.kind === "ok" && answer.hits.length).toBe(products.length / 5);
   }, 60_000);
 });

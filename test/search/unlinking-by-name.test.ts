@@ -1,17 +1,20 @@
-// A catalog's index dropped (DeleteCatalog, the orphan sweep): every key it holds goes, found by
-// name (its builds, its split layouts and their parts), so a delete costs Redis in proportion to
-// the catalog, not to every key of every catalog; only the orphan sweep's drop also scans.
-// A Redis of this file's own: the scans counted are this file's alone.
+// Keys unlinked by name, never by a scan of every key, so that cleaning up after a catalog costs
+// Redis in proportion to that catalog: the builds a rebuild replaces or abandons, and a dropped
+// catalog's index (DeleteCatalog: its builds, its split layouts and their parts). Only the orphan
+// sweep's drop also scans. A Redis of this file's own: every test server's first sweep scans
+// the shared one, so the scans counted here are this file's alone.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
-import type { IndexEntry } from "../../src/search/index.js";
+import type { IndexEntry, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
 const DIM = 16;
+const query = randomUnit(seededRandom(12), DIM);
+const F = (field: string, value: string): MetadataFilter => ({ field, operator: "eq", value });
 const VERSION = "drop-test|v1|";
 const random = seededRandom(11);
 const prefix = `vitrine-drop-${randomBytes(4).toString("hex")}:`;
@@ -120,5 +123,45 @@ describe("dropping a catalog's index", () => {
     expect((await callsOf(redis, "scan")) - scans).toBeLessThanOrEqual(pass);
     expect(await keysOf(catalogId)).toEqual([]);
     expect(await redis.hget(bystander, "version")).toBe("another catalog's");
+  }, 60_000);
+});
+
+describe("a rebuild's replaced builds", () => {
+  const tag = `builds-${randomBytes(4).toString("hex")}`;
+  const lexical = `${prefix}{${tag}}:lex:`;
+  // Every kind of a build's keys: a word of more than RANKED_FROM holders (ranked), postings, a
+  // field with value sets, and writes after the build became current (write count and log). Past
+  // a thousand words and products: the unlinking reads the vocabulary and fdocs a page at a time.
+  const products: IndexEntry[] = Array.from({ length: 1200 }, (_, i) => ({
+    productId: `q${i}`,
+    vector: randomUnit(random, DIM),
+    attributes: { shop: `h${i % 5}`, section: `s${i % 3}`, rank: "NO_BOOST" },
+    words: ["common", `only${i}`],
+  }));
+  const buildOf = async () => (await redis.hget(`${prefix}{${tag}}:meta`, "lex"))!;
+  const keysOfBuild = async (build: string) => keysMatching(redis, `${lexical}${build}:*`);
+  const kinds = (keys: string[], build: string) => [...new Set(keys.map((k) => k.slice(`${lexical}${build}:`.length).split(":")[0]))].sort();
+
+  it("unlinks every key of the builds it replaces, begun or committed, by name: no scan of the keyspace", async () => {
+    await index.rebuild(tag, VERSION, pages(products));
+    await index.upsert(tag, products.slice(0, 3));
+    const replaced = await buildOf();
+    expect(kinds(await keysOfBuild(replaced), replaced)).toEqual(["attr", "docs", "f", "fdocs", "fv", "r", "valuesets", "vec", "vocab", "w", "wlog", "writes"]);
+    // A build begun and never committed (its pages failed halfway).
+    await expect(index.rebuild(tag, VERSION, failing())).rejects.toThrow("the source failed");
+    const abandoned = (await keysMatching(redis, `${lexical}*`)).map((k) => k.slice(lexical.length).split(":")[0]!).find((b) => b !== replaced)!;
+    expect(abandoned).toBeDefined();
+
+    const scans = await callsOf(redis, "scan");
+    await index.rebuild(tag, VERSION, pages(products));
+    expect(await callsOf(redis, "scan")).toBe(scans);
+    const current = await buildOf();
+    expect(await keysOfBuild(replaced)).toEqual([]);
+    expect(await keysOfBuild(abandoned)).toEqual([]);
+    expect((await keysMatching(redis, `${lexical}*`)).every((k) => k.startsWith(`${lexical}${current}:`))).toBe(true);
+    expect(await redis.smembers(`${prefix}{${tag}}:builds`)).toEqual([current]);
+    // The current build answers.
+    const answer = await index.query(tag, { vector: query, count: 2 * products.length, filters: [F("shop", "h2")], exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    expect(answer.kind === "ok" && answer.hits.length).toBe(products.length / 5);
   }, 60_000);
 });
