@@ -15,9 +15,9 @@ import { randomUnit, seededRandom } from "../support/random.js";
 const DIM = 16;
 const query = randomUnit(seededRandom(12), DIM);
 const F = (field: string, value: string): MetadataFilter => ({ field, operator: "eq", value });
-const VERSION = "drop-test|v1|";
+const VERSION = "unlinking-test|v1|";
 const random = seededRandom(11);
-const prefix = `vitrine-drop-${randomBytes(4).toString("hex")}:`;
+const prefix = `vitrine-unlinking-${randomBytes(4).toString("hex")}:`;
 
 // Every kind of key a build has: ranked words (more than RANKED_FROM holders), postings, value
 // sets, and writes after the build became current.
@@ -57,7 +57,7 @@ afterAll(async () => {
 /** Every key of a catalog: its own tag's and its parts'. */
 const keysOf = async (catalogId: string) => [...(await keysMatching(redis, `${prefix}{${catalogId}}:*`)), ...(await keysMatching(redis, `${prefix}{${catalogId}~*`))];
 
-/** A catalog with two builds' worth of keys besides its current one: one replaced, one abandoned. */
+/** A catalog with its current build, written to since it became current, and a build abandoned halfway. */
 async function catalogWithHistory(catalogId: string, parts: number): Promise<void> {
   await index.rebuild(catalogId, VERSION, pages(products), parts);
   await index.upsert(catalogId, products.slice(0, 5));
@@ -132,7 +132,7 @@ describe("a rebuild's replaced builds", () => {
   // Every kind of a build's keys: a word of more than RANKED_FROM holders (ranked), postings, a
   // field with value sets, and writes after the build became current (write count and log). Past
   // a thousand words and products: the unlinking reads the vocabulary and fdocs a page at a time.
-  const products: IndexEntry[] = Array.from({ length: 1200 }, (_, i) => ({
+  const many: IndexEntry[] = Array.from({ length: 1200 }, (_, i) => ({
     productId: `q${i}`,
     vector: randomUnit(random, DIM),
     attributes: { shop: `h${i % 5}`, section: `s${i % 3}`, rank: "NO_BOOST" },
@@ -143,8 +143,8 @@ describe("a rebuild's replaced builds", () => {
   const kinds = (keys: string[], build: string) => [...new Set(keys.map((k) => k.slice(`${lexical}${build}:`.length).split(":")[0]))].sort();
 
   it("unlinks every key of the builds it replaces, begun or committed, by name: no scan of the keyspace", async () => {
-    await index.rebuild(tag, VERSION, pages(products));
-    await index.upsert(tag, products.slice(0, 3));
+    await index.rebuild(tag, VERSION, pages(many));
+    await index.upsert(tag, many.slice(0, 3));
     const replaced = await buildOf();
     expect(kinds(await keysOfBuild(replaced), replaced)).toEqual(["attr", "docs", "f", "fdocs", "fv", "r", "valuesets", "vec", "vocab", "w", "wlog", "writes"]);
     // A build begun and never committed (its pages failed halfway).
@@ -153,7 +153,7 @@ describe("a rebuild's replaced builds", () => {
     expect(abandoned).toBeDefined();
 
     const scans = await callsOf(redis, "scan");
-    await index.rebuild(tag, VERSION, pages(products));
+    await index.rebuild(tag, VERSION, pages(many));
     expect(await callsOf(redis, "scan")).toBe(scans);
     const current = await buildOf();
     expect(await keysOfBuild(replaced)).toEqual([]);
@@ -161,7 +161,7 @@ describe("a rebuild's replaced builds", () => {
     expect((await keysMatching(redis, `${lexical}*`)).every((k) => k.startsWith(`${lexical}${current}:`))).toBe(true);
     expect(await redis.smembers(`${prefix}{${tag}}:builds`)).toEqual([current]);
     // The current build answers.
-    const answer = await index.query(tag, { vector: query, count: 2 * products.length, filters: [F("shop", "h2")], exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
-    expect(answer.kind === "ok" && answer.hits.length).toBe(products.length / 5);
+    const answer = await index.query(tag, { vector: query, count: 2 * many.length, filters: [F("shop", "h2")], exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });
+    expect(answer.kind === "ok" && answer.hits.length).toBe(many.length / 5);
   }, 60_000);
 });
