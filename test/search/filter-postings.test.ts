@@ -13,7 +13,7 @@ import type { IndexAnswer, IndexEntry, IndexHit } from "../../src/search/index.j
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { WRITE_LOG } from "../../src/storage/redis/lexical-script.js";
 import { expectHeldFromSecondAsk } from "../support/held-filter.js";
-import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
+import { openOwnClient, startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { callsOf } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -293,8 +293,7 @@ describe("the intersection of eq filters each past the candidate limit", () => {
 
   beforeAll(async () => {
     own = await startOwnRedis();
-    const config = loadConfig({ ...own.env, REDIS_KEY_PREFIX: prefix });
-    ownClient = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+    ownClient = await openOwnClient(own);
     ownIndex = new RedisVectorIndex(ownClient, { keyPrefix: prefix, ef: 100, filterPostings: true });
     await ownIndex.rebuild(catalogId, VERSION, pages(entries));
   }, 120_000);

@@ -5,10 +5,9 @@
 // the shared one, so the scans counted here are this file's alone.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/index.js";
 import type { IndexEntry, MetadataFilter } from "../../src/search/index.js";
-import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
-import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
+import { RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { openOwnClient, startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -44,8 +43,7 @@ let index: RedisVectorIndex;
 
 beforeAll(async () => {
   own = await startOwnRedis();
-  const config = loadConfig({ ...own.env, REDIS_KEY_PREFIX: prefix });
-  redis = await openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
+  redis = await openOwnClient(own);
   index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: ["shop"] });
 }, 120_000);
 

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
 import { provisionRedis8, provisionRedis8Cluster } from "../../src/provisioning/index.js";
+import { openRedis, type RedisClient } from "../../src/storage/redis/index.js";
 import { cacheDir } from "./cache-dir.js";
 import { freePort, freePorts } from "./free-port.js";
 
@@ -27,4 +29,10 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   // Callers FLUSHALL it: it must be one this test started.
   if (!redis.startedByUs) throw new Error(`a Redis this test did not start already listens on ${port}; refusing to use it`);
   return { env: { REDIS_URL: redis.url }, stop: async () => (await redis.stop(), cleanUp()) };
+}
+
+/** A client of the Redis (or cluster) `own` runs, opened as the service opens one. */
+export async function openOwnClient(own: OwnRedis): Promise<RedisClient> {
+  const config = loadConfig(own.env);
+  return openRedis({ url: config.redis.url, clusterNodes: config.redis.clusterNodes });
 }

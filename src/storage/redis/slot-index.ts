@@ -5,6 +5,7 @@
 // a catalog split into parts (vector-index.ts), a part's "<catalogId>~<generation>.<k>"; the
 // catalog's own meta hash then names its parts instead of holding a set.
 import { randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
@@ -434,13 +435,23 @@ export class SlotIndex {
   }
 
   /**
-   * Whatever no name leads to of the catalog at `tag` and of its parts' tags (builds and splits
-   * abandoned before they were named, a crash's leftovers), in one scan of every key: for the
-   * orphan sweep's drop, never a delete's.
+   * Every key of the tags starting with `prefix` that `owns` accepts, in one scan of every key:
+   * what no name leads to (builds and splits abandoned before they were named, a crash's
+   * leftovers), for the orphan sweep's drop, never a delete's.
    */
-  async unlinkEveryKey(tag: string): Promise<void> {
-    const [own, parts] = [`${this.options.keyPrefix}{${tag}}`, `${this.options.keyPrefix}{${tag}~`];
-    await this.deleteMatching(`${escapeGlob(this.options.keyPrefix)}{${escapeGlob(tag)}*`, (key) => key.startsWith(own) || key.startsWith(parts));
+  async unlinkEveryKeyOf(prefix: string, owns: (tag: string) => boolean): Promise<void> {
+    await this.scanKeys(`${escapeGlob(this.options.keyPrefix)}{${escapeGlob(prefix)}*`, async (node, keys) => {
+      // One UNLINK takes one slot's keys, on a cluster: a hash tag's.
+      const byTag = new Map<string, string[]>();
+      for (const key of keys) {
+        const tag = this.tagOfKey(key);
+        if (!owns(tag)) continue;
+        const same = byTag.get(tag);
+        if (same) same.push(key);
+        else byTag.set(tag, [key]);
+      }
+      for (const doomed of byTag.values()) await node.unlink(...doomed);
+    });
   }
 
   /** Names a split layout of the catalog at `tag` before its parts get their first key, for dropping it by name. */
@@ -500,19 +511,9 @@ export class SlotIndex {
   /** Tags that hold anything (a scan of every key); `signal` stops the scan between pages. */
   async tags(signal?: AbortSignal): Promise<string[]> {
     const tags = new Set<string>();
-    const pattern = `${escapeGlob(this.options.keyPrefix)}{*}:*`;
-    await forEachPrimary(this.redis, async (node) => {
-      let cursor = "0";
-      do {
-        signal?.throwIfAborted();
-        const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-        cursor = next;
-        for (const key of keys) {
-          const tag = /\{([^}]+)\}/.exec(key.slice(this.options.keyPrefix.length))?.[1];
-          if (tag) tags.add(tag);
-        }
-      } while (cursor !== "0");
-    });
+    await this.scanKeys(`${escapeGlob(this.options.keyPrefix)}{*}:*`, (_, keys) => {
+      for (const key of keys) tags.add(this.tagOfKey(key));
+    }, signal);
     return [...tags];
   }
 
@@ -590,25 +591,23 @@ export class SlotIndex {
     if (!this.options.filterPostings) pipeline.call("HDEL", this.metaKey(tag), "facets");
   }
 
-  /** Unlinks the keys matching a glob pattern that `remove` accepts (SCAN: other keys are untouched). */
-  private async deleteMatching(pattern: string, remove: (key: string) => boolean): Promise<void> {
-    // On a cluster every master is scanned, and one UNLINK takes one slot's keys: a hash tag's.
+  /** Each page of the keys matching a glob pattern, on every master; `signal` stops between pages. */
+  private async scanKeys(pattern: string, page: (node: Redis, keys: string[]) => Promise<void> | void, signal?: AbortSignal): Promise<void> {
     await forEachPrimary(this.redis, async (node) => {
       let cursor = "0";
       do {
+        signal?.throwIfAborted();
         const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
         cursor = next;
-        const byTag = new Map<string, string[]>();
-        for (const key of keys.filter(remove)) {
-          const at = this.options.keyPrefix.length;
-          const tag = key.slice(at, key.indexOf("}", at) + 1);
-          const same = byTag.get(tag);
-          if (same) same.push(key);
-          else byTag.set(tag, [key]);
-        }
-        for (const doomed of byTag.values()) await node.unlink(...doomed);
+        await page(node, keys);
       } while (cursor !== "0");
     });
+  }
+
+  /** The hash tag a key of this index is under, without its braces. */
+  private tagOfKey(key: string): string {
+    const at = this.options.keyPrefix.length + 1;
+    return key.slice(at, key.indexOf("}", at));
   }
 
   private nextStamp(): string {

@@ -190,11 +190,11 @@ export class RedisVectorIndex implements VectorIndex {
     await this.dropParts(catalogId, undefined);
     this.layouts.delete(catalogId);
     await this.slots.drop(catalogId);
-    if (options.everyKey) await this.slots.unlinkEveryKey(catalogId);
+    if (options.everyKey) await this.slots.unlinkEveryKeyOf(catalogId, (tag) => catalogOf(tag) === catalogId);
   }
 
   async catalogIds(signal?: AbortSignal): Promise<string[]> {
-    return [...new Set((await this.slots.tags(signal)).map((tag) => tag.split("~")[0]!))];
+    return [...new Set((await this.slots.tags(signal)).map(catalogOf))];
   }
 
   async claimOrphanSweep(ms: number): Promise<boolean> {
@@ -254,6 +254,11 @@ function partVocabularies(build: string, layout: Layout): { build: string; size:
     const colon = part.lastIndexOf(":");
     return { build: part.slice(0, colon), size: Number(part.slice(colon + 1)) };
   });
+}
+
+/** The catalog a tag is of: its own, or one of its parts' ("<catalogId>~<generation>.<k>"). */
+function catalogOf(tag: string): string {
+  return tag.split("~")[0]!;
 }
 
 /** The tag holding a product's element: the catalog's own, or the part its id hashes to. */
