@@ -5,6 +5,7 @@
 import path from "node:path";
 import { isUsableRedis8, probeRedis } from "./probe-redis.js";
 import { startRedisChild } from "./redis-process.js";
+import { freePort } from "./redis8.js";
 import type { RedisChild } from "./redis-process.js";
 import { runCommand } from "./run-command.js";
 import { ensureTrixieRedis } from "./trixie-redis.js";
@@ -51,7 +52,9 @@ export async function provisionRedis8Cluster(opts: ProvisionRedisClusterOptions)
           args: server.args,
           port,
           dataDir: path.join(opts.dataDir, String(port)),
-          extraArgs: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000", "--appendonly", "no"],
+          // The bus port named too: Redis's own choice, the port plus 10,000, fails for a port past
+          // 55,535, which a free port from this machine's ephemeral range (to 60,999) can be.
+          extraArgs: ["--cluster-enabled", "yes", "--cluster-port", String(await freePort()), "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000", "--appendonly", "no"],
           log,
         }),
       );

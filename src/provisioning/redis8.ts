@@ -72,7 +72,8 @@ function occupiedError(port: number, holder: Extract<Holder, { kind: "foreign" }
   );
 }
 
-async function freePort(): Promise<number> {
+/** A port nobody listens on now, on the host Redis is started on. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, HOST, resolve));
   const { port } = server.address() as AddressInfo;
