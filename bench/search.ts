@@ -9,6 +9,9 @@
 // Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
 // commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
 // the service (this process's main thread; the load generator is a worker) for each wire run.
+// Besides each door's own runs, a paired run asks raw VSIM, the grpc-js client and REST in turn,
+// one request each a round at 1 client, so that their p50 ratio compares requests made under the
+// same conditions (PAIRED_DOORS).
 //
 // --filters adds filtered queries (metadata fields independent of the vectors: section 10 values,
 // shop 100, line 1,000, finish 10): eq filters matching 10%, 1% and 0.1% of the catalog, two eq
@@ -71,7 +74,16 @@ import { vectorToBytes as fp32 } from "../src/storage/index.js";
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
 
-type Mode = "raw" | "grpc" | "grpc-js" | "rest";
+type Mode = "raw" | "grpc" | "grpc-js" | "rest" | "paired";
+
+/**
+ * The doors a "paired" task asks in turn, one request each per round, the same query, at 1 client:
+ * raw VSIM and the service's two doors then share whatever the machine is doing at that moment, so
+ * their ratio is not at the mercy of a slower minute (separate runs of raw VSIM varied 0.8-2.1 ms
+ * p50 on the same build). The order rotates each round, so no door always follows another.
+ */
+const PAIRED_DOORS = ["raw", "grpc-js", "rest"] as const;
+type PairedDoor = (typeof PAIRED_DOORS)[number];
 
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 
@@ -139,6 +151,8 @@ interface TaskResult {
   firstError: string | undefined;
   /** CPU time of the load-generator thread during the measured phase. */
   clientCpuMs: number;
+  /** A paired task's latencies by door (`latencies` then holds a round's total). */
+  paired?: Record<PairedDoor, number[]>;
 }
 
 const TOP_K = 10;
@@ -227,11 +241,24 @@ async function workerMain(): Promise<void> {
 
   async function runTask(task: Task): Promise<TaskResult> {
     const n = task.mode === "raw" ? task.blobs.length : task.queries.length;
-    const conns = task.mode === "raw" ? await rawConnections(task.concurrency) : [];
+    const conns = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency) : [];
     const blobs = task.blobs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-    const one = async (i: number, client: number): Promise<string[]> => {
+    const paired: Record<PairedDoor, number[]> = { raw: [], "grpc-js": [], rest: [] };
+    let recordPaired = false;
+    const one = async (i: number, client: number, mode: Mode = task.mode): Promise<string[]> => {
       const q = i % n;
-      if (task.mode === "raw") {
+      if (mode === "paired") {
+        let ids: string[] = [];
+        for (let k = 0; k < PAIRED_DOORS.length; k++) {
+          const door = PAIRED_DOORS[(i + k) % PAIRED_DOORS.length]!;
+          const t0 = performance.now();
+          const got = await one(i, client, door);
+          if (recordPaired) paired[door].push(performance.now() - t0);
+          if (door === "rest") ids = got;
+        }
+        return ids;
+      }
+      if (mode === "raw") {
         const reply = await vsimMerged(conns[client]!, target.vectorsKeys, blobs[q]!, [
           "COUNT", String(TOP_K), "EF", String(task.ef),
           ...(task.filterExprs ? ["FILTER", task.filterExprs[q % task.filterExprs.length]!, "FILTER-EF", String(TOP_K * 100)] : []),
@@ -240,7 +267,7 @@ async function workerMain(): Promise<void> {
         for (let k = 0; k < reply.length; k += 2) ids.push(String(reply[k]));
         return ids;
       }
-      if (task.mode === "grpc") {
+      if (mode === "grpc") {
         const res = await grpc.searchProducts(
           {
             organizationId: target.organizationId,
@@ -254,7 +281,7 @@ async function workerMain(): Promise<void> {
         );
         return res.results.map((r) => r.productId);
       }
-      if (task.mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
+      if (mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
       return restSearch(task.queries[q]!, task.filters?.[q % task.filters.length]);
     };
     let errors = 0;
@@ -282,12 +309,13 @@ async function workerMain(): Promise<void> {
     const results: string[][] = new Array<string[]>(n);
     const cpu0 = threadCpuMs();
     const started = performance.now();
+    recordPaired = true;
     await drive(task.total, (i, ms, ids) => {
       latencies.push(ms);
       results[i % n] ??= ids;
     });
     const wallMs = performance.now() - started;
-    return { latencies, wallMs, results, errors, firstError, clientCpuMs: threadCpuMs() - cpu0 };
+    return { latencies, wallMs, results, errors, firstError, clientCpuMs: threadCpuMs() - cpu0, ...(task.mode === "paired" ? { paired } : {}) };
   }
 
   port.on("message", (message: { id: number; task: Task } | { close: true }) => {
@@ -700,6 +728,8 @@ interface Outcome {
   grpc8: Stats;
   grpcJs1: Stats;
   grpcJs8: Stats;
+  /** Raw VSIM, the grpc-js client and REST asked in turn, one each per round (PAIRED_DOORS). */
+  paired: Record<PairedDoor, Stats>;
   rest1: Stats;
   rest8: Stats;
   lexical1: Stats;
@@ -833,6 +863,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const grpcJs1 = await run(task("grpc-js", 1), "gRPC (grpc-js client) c=1");
     const grpcJs8 = await run(task("grpc-js", c), `gRPC (grpc-js client) c=${c}`);
     const rest1 = await run(task("rest", 1), "REST c=1");
+    const paired = (await run(task("paired", 1), "paired c=1")).paired!;
     const rest8 = await run(task("rest", c), `REST c=${c}`);
     const sweep = [];
     for (const e of options.efSweep) {
@@ -883,6 +914,11 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       `  overhead (p50 / raw VSIM p50, 1 client) REST ${(rest1.s.p50 / raw1.s.p50).toFixed(2)}x   gRPC ${(grpc1.s.p50 / raw1.s.p50).toFixed(2)}x` +
         `   gRPC with the grpc-js client ${(grpcJs1.s.p50 / raw1.s.p50).toFixed(2)}x${svcNote}`,
     );
+    console.log(
+      `  paired (raw VSIM, gRPC with the grpc-js client and REST in turn, one request each a round, ${options.queries} rounds, 1 client): p50 ` +
+        `raw ${ms(paired.raw.p50)}, gRPC ${ms(paired["grpc-js"].p50)} (${(paired["grpc-js"].p50 / paired.raw.p50).toFixed(2)}x), ` +
+        `REST ${ms(paired.rest.p50)} (${(paired.rest.p50 / paired.raw.p50).toFixed(2)}x)`,
+    );
 
     console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / options.brands)} products each) --`);
     console.log(statLine(`REST lexical, first pass, 1 client`, lexical.firstPass.s, cpuNote(lexical.firstPass)));
@@ -917,6 +953,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       grpc1: grpc1.s,
       grpc8: grpc8.s,
       grpcJs1: grpcJs1.s,
+      paired,
       grpcJs8: grpcJs8.s,
       rest1: rest1.s,
       rest8: rest8.s,
@@ -1335,7 +1372,7 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
 type Cpu = { client: number; service: number; redis: number; mysql: number };
 /** Redis's own time per request by command (INFO commandstats: a script's commands counted inside its EVALSHA too). */
 type CommandTimes = { command: string; callsPerRequest: number; usPerRequest: number }[];
-type RunResult = { s: Stats; results: string[][]; cpu: Cpu; commands: CommandTimes };
+type RunResult = { s: Stats; results: string[][]; cpu: Cpu; commands: CommandTimes; paired?: Record<PairedDoor, Stats> };
 
 interface WireRunner {
   task(mode: Mode, concurrency: number, taskEf?: number): Task;
@@ -1393,7 +1430,8 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
         // The two INFO calls themselves.
         .filter((c) => c.command !== "info" && c.callsPerRequest > 0)
         .sort((a, b) => b.usPerRequest - a.usPerRequest);
-      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, commands };
+      const paired = r.paired && { raw: stats(r.paired.raw), "grpc-js": stats(r.paired["grpc-js"]), rest: stats(r.paired.rest) };
+      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, commands, paired };
     },
     commandNote: (r) =>
       `   redis us/req by command (calls/req): ${r.commands.slice(0, 8).map((c) => `${c.command} ${c.usPerRequest.toFixed(0)} (${c.callsPerRequest.toFixed(2)})`).join(", ")}`,
@@ -1408,6 +1446,8 @@ async function startCpuProfile(): Promise<{ stopInto(file: string): Promise<void
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
+  // 100 us rather than V8's 1 ms: a search costs about 1 ms of this thread's CPU.
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
   await session.post("Profiler.start");
   return {
     async stopInto(file) {
@@ -1592,6 +1632,8 @@ function printSummary(outcomes: Outcome[]): void {
   row("overhead REST p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.rest1.p50 / o.raw1.p50).toFixed(2)}x`, o.rest1.p50 / o.raw1.p50 <= 2]);
   row("overhead gRPC p50 / raw VSIM p50", "≤ 2x", (o) => [`${(o.grpc1.p50 / o.raw1.p50).toFixed(2)}x`, o.grpc1.p50 / o.raw1.p50 <= 2]);
   row("  the same, grpc-js client", "≤ 2x", (o) => [`${(o.grpcJs1.p50 / o.raw1.p50).toFixed(2)}x`, o.grpcJs1.p50 / o.raw1.p50 <= 2]);
+  row("  the same, paired with raw VSIM", "≤ 2x", (o) => [`${(o.paired["grpc-js"].p50 / o.paired.raw.p50).toFixed(2)}x`, o.paired["grpc-js"].p50 / o.paired.raw.p50 <= 2]);
+  row("  REST, paired with raw VSIM", "≤ 2x", (o) => [`${(o.paired.rest.p50 / o.paired.raw.p50).toFixed(2)}x`, o.paired.rest.p50 / o.paired.raw.p50 <= 2]);
   row(`REST QPS, ${"8"} clients`, "≥ 500", (o) => [o.rest8.qps.toFixed(0), o.rest8.qps >= 500]);
   row(`gRPC QPS, ${"8"} clients`, "≥ 500", (o) => [o.grpc8.qps.toFixed(0), o.grpc8.qps >= 500]);
   row(`  the same, grpc-js client`, "≥ 500", (o) => [o.grpcJs8.qps.toFixed(0), o.grpcJs8.qps >= 500]);
