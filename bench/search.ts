@@ -79,8 +79,8 @@ type Mode = "raw" | "grpc" | "grpc-js" | "rest" | "paired";
 /**
  * The doors a "paired" task asks in turn, one request each per round, the same query, at 1 client:
  * raw VSIM and the service's two doors then share whatever the machine is doing at that moment, so
- * their ratio is not at the mercy of a slower minute (separate runs of raw VSIM varied 0.8-2.1 ms
- * p50 on the same build). The order rotates each round, so no door always follows another.
+ * their ratio is not at the mercy of a slower minute (separate runs of raw VSIM varied 1.1-2.1 ms
+ * p50 across runs of one build). The order rotates each round, so no door always follows another.
  */
 const PAIRED_DOORS = ["raw", "grpc-js", "rest"] as const;
 type PairedDoor = (typeof PAIRED_DOORS)[number];
@@ -917,7 +917,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(
       `  paired (raw VSIM, gRPC with the grpc-js client and REST in turn, one request each a round, ${options.queries} rounds, 1 client): p50 ` +
         `raw ${ms(paired.raw.p50)}, gRPC ${ms(paired["grpc-js"].p50)} (${(paired["grpc-js"].p50 / paired.raw.p50).toFixed(2)}x), ` +
-        `REST ${ms(paired.rest.p50)} (${(paired.rest.p50 / paired.raw.p50).toFixed(2)}x)`,
+        `REST ${ms(paired.rest.p50)} (${(paired.rest.p50 / paired.raw.p50).toFixed(2)}x)${svcNote}`,
     );
 
     console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / options.brands)} products each) --`);
