@@ -22,14 +22,12 @@ export class CandidateScores {
   private readonly lexical: LexicalHit[] = [];
   /** The query's words, when it has any. */
   readonly words: ReadonlySet<string> | undefined;
-  private readonly wordList: readonly string[];
   // Over the query's length: the element's trailing dims are not scored.
   readonly queryLength: number;
 
   constructor(private readonly query: IndexQuery) {
     this.best = new BestHits(query.count);
     this.words = query.lexical && new Set(query.lexical.words);
-    this.wordList = this.words ? [...this.words] : [];
     this.queryLength = Math.hypot(...query.vector);
   }
 
@@ -39,7 +37,7 @@ export class CandidateScores {
     if (!this.words) return;
     // As read, a candidate's words are searched, not split: few of thousands hold a query word.
     if (typeof words === "string") {
-      if (holdsAnyWord(words, this.wordList)) this.holder(productId, element, kept ?? attributes, wordsOf(words));
+      if (holdsAnyWord(words, this.words)) this.holder(productId, element, kept ?? attributes, wordsOf(words));
     } else if (words.some((w) => this.words!.has(w))) this.holder(productId, element, kept ?? attributes, words);
   }
 
@@ -87,7 +85,7 @@ export function partDots(element: Float32Array, visual: Float32Array, text: Floa
 }
 
 /** Whether a line of space-separated words holds one of `words` whole (no allocation). */
-export function holdsAnyWord(line: string, words: readonly string[]): boolean {
+export function holdsAnyWord(line: string, words: Iterable<string>): boolean {
   for (const word of words) {
     for (let at = line.indexOf(word); at >= 0; at = line.indexOf(word, at + 1)) {
       const end = at + word.length;
