@@ -62,6 +62,17 @@ describe("SEARCH_VALUE_SETS", () => {
   });
 });
 
+describe("SEARCH_HNSW_M", () => {
+  it("is 16, Redis's default, when not set", () => {
+    expect(loadConfig({}).search.hnswM).toBe(16);
+    expect(loadConfig({ SEARCH_HNSW_M: "32" }).search.hnswM).toBe(32);
+  });
+
+  it("rejects anything but a whole number from 4 to 64, naming the variable", () => {
+    for (const bad of ["3", "65", "16.5", "many"]) expect(() => loadConfig({ SEARCH_HNSW_M: bad }), bad).toThrow(/SEARCH_HNSW_M/);
+  });
+});
+
 describe("RATE_LIMIT_PER_SECOND", () => {
   it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
     expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000, store: "redis" });

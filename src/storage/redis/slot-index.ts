@@ -29,6 +29,11 @@ export interface RedisVectorIndexOptions {
   /** HNSW search breadth; raised to the requested count when that is larger. */
   ef: number;
   /**
+   * HNSW links per node (VADD's M) of the builds begun from now on; each build keeps its own, so
+   * a change takes effect at each catalog's next rebuild. Redis's default, 16, when unset.
+   */
+  m?: number;
+  /**
    * Keep field postings and a copy of every element and its attributes beside the set, so that
    * selective eq/in filters are answered by scoring their few candidates exactly (README:
    * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
@@ -74,6 +79,8 @@ const MAX_POSTFILTER_COUNT = 1000;
 const VALUE_SET_SCAN_MOST = 20_000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
+/** VADD's M when none is given, and so the M of every build from before builds recorded theirs. */
+export const DEFAULT_HNSW_M = 16;
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
@@ -324,7 +331,7 @@ export class SlotIndex {
   }
 
   async upsert(tag: string, entries: readonly IndexEntry[]): Promise<void> {
-    await this.add(tag, this.vectorsKey(tag), "", entries);
+    await this.add(tag, this.vectorsKey(tag), "", entries, undefined);
   }
 
   async remove(tag: string, productIds: readonly string[]): Promise<void> {
@@ -368,8 +375,10 @@ export class SlotIndex {
     // sets (lexical-script.ts), whatever that process was configured with.
     const valueSetFields = this.options.filterPostings ? (this.options.valueSetFields ?? []) : [];
     if (valueSetFields.length > 0) await this.redis.set(`${this.lexicalPrefix(tag)}${build}:valuesets`, valueSetFields.map(tokenHead).join("\n"));
+    // Fixed for the build's life: its sets are made with it, and every later write must repeat it.
+    const m = this.options.m ?? DEFAULT_HNSW_M;
     return {
-      add: (entries) => this.add(tag, building, build, entries),
+      add: (entries) => this.add(tag, building, build, entries, m),
       commit: async (version, count) => {
         // Builds from before the builds set was kept are named only here.
         const previous = await this.redis.hget(this.metaKey(tag), "lex");
@@ -377,8 +386,9 @@ export class SlotIndex {
         if (count > 0) commit.rename(building, this.vectorsKey(tag));
         else commit.del(this.vectorsKey(tag), building);
         // facets: this build holds field postings for every element (builds before them do not, and
-        // their queries never take the postings path). parts: the tag holds a set again.
-        const meta = { version, lex: build, builtAt: new Date().toISOString(), size: String(count) };
+        // their queries never take the postings path). parts: the tag holds a set again. m: what
+        // upserts pass to this build's sets, whatever M their process was configured with.
+        const meta = { version, lex: build, builtAt: new Date().toISOString(), size: String(count), m: String(m) };
         if (this.options.filterPostings) commit.hset(this.metaKey(tag), { ...meta, facets: build }).hdel(this.metaKey(tag), "parts");
         else commit.hset(this.metaKey(tag), meta).hdel(this.metaKey(tag), "facets", "parts");
         check(await commit.exec());
@@ -402,7 +412,7 @@ export class SlotIndex {
         .multi()
         .del(this.vectorsKey(tag), this.buildingKey(tag))
         .hset(this.metaKey(tag), meta)
-        .hdel(this.metaKey(tag), "lex", "facets")
+        .hdel(this.metaKey(tag), "lex", "facets", "m")
         .exec(),
     );
     await this.dropBuilds(tag, undefined, null);
@@ -527,40 +537,59 @@ export class SlotIndex {
     return Number((await this.redis.call("MEMORY", "USAGE", this.vectorsKey(tag))) ?? 0);
   }
 
-  /** Writes entries' vectors into `key` and their words into the lexical build (""= the current one). */
-  private async add(tag: string, key: string, build: string, entries: readonly IndexEntry[]): Promise<void> {
+  /**
+   * Writes entries' vectors into `key` and their words into the lexical build ("" = the current
+   * one), with HNSW's `m` of that build; undefined: the current build's, as its meta records it.
+   */
+  private async add(tag: string, key: string, build: string, entries: readonly IndexEntry[], m: number | undefined): Promise<void> {
+    // Read once, as the split layout is (vector-index.ts): a catalog's writes and rebuilds take
+    // turns (index-sync.ts holds its lock for each), so no rebuild switches the set meanwhile.
+    if (entries.length === 0) return;
+    const buildM = m ?? (await this.currentM(tag));
     for (let start = 0; start < entries.length; start += PIPELINE) {
-      const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
-      if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
-      const puts: ElementPut[] = [];
-      for (const e of entries.slice(start, start + PIPELINE)) {
-        // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it.
-        // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
-        // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
-        // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
-        // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
-        // to 0.940.
-        const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
-        pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "SETATTR", attributes);
-        const words = e.words.join(" ");
-        // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
-        // with the product's place among a common word's holders (lexical-script.ts).
-        const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
-        if (this.options.filterPostings) {
-          // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
-          const unit = fp32(unitLength(e.vector));
-          puts.push({ reply: pipeline.length, productId: e.productId, element: unit, attributes });
-          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
-        } else {
-          // Words only: the script leaves postings alone (a build written with them stops being
-          // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
-          pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
-        }
-      }
-      const results = await pipeline.exec();
-      check(results);
-      await this.writeValueSets(puts, results!);
+      await this.addPage(tag, key, build, entries.slice(start, start + PIPELINE), buildM);
     }
+  }
+
+  /** The HNSW M of the tag's current build: what its meta records, else Redis's default. */
+  private async currentM(tag: string): Promise<number> {
+    const recorded = await this.redis.hget(this.metaKey(tag), "m");
+    return recorded === null ? DEFAULT_HNSW_M : Number(recorded);
+  }
+
+  private async addPage(tag: string, key: string, build: string, entries: readonly IndexEntry[], m: number): Promise<void> {
+    const M = String(m);
+    const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
+    if (build === "") this.stopUsingPostingsIfOff(pipeline, tag);
+    const puts: ElementPut[] = [];
+    for (const e of entries) {
+      // NOQUANT: float32 elements keep scores exact (see README: search); every VADD must repeat it,
+      // and M, the set's (Redis refuses any other, and taking its default for a missing one).
+      // CAS: the neighbour search of an insert runs on Redis's threads, not its main one. Without
+      // it a pipeline of inserts held queries up: VSIM p50 79 ms / p99 382 ms during a bulk load,
+      // against 3 / 37 ms with it (`npx tsx bench/vadd.ts`). The build EF stays Redis's 200:
+      // 100 halved an insert's CPU but took `npm run bench:search`'s recall@10 at 100k from 0.973
+      // to 0.940.
+      const [blob, attributes] = [fp32(e.vector), redisAttributesJson(e.attributes)];
+      pipeline.call("VADD", key, "FP32", blob, e.productId, "CAS", "NOQUANT", "M", M, "SETATTR", attributes);
+      const words = e.words.join(" ");
+      // After the VADD: a query that reads the new stamp finds the new element. The stamp leads
+      // with the product's place among a common word's holders (lexical-script.ts).
+      const stamp = `${holderOrder(e.attributes.rank, e.words.length)}.${this.nextStamp()}`;
+      if (this.options.filterPostings) {
+        // Stored unit length, as VEMB RAW gives it back: the candidates' scores are then exact cosines.
+        const unit = fp32(unitLength(e.vector));
+        puts.push({ reply: pipeline.length, productId: e.productId, element: unit, attributes });
+        pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words, unit, attributes, ...attributeFacets(e.attributes));
+      } else {
+        // Words only: the script leaves postings alone (a build written with them stops being
+        // used for them, see stopUsingPostingsIfOff), so writes pay nothing for them.
+        pipeline.vitrineLexicalPut(this.metaKey(tag), this.lexicalPrefix(tag), build, e.productId, stamp, words);
+      }
+    }
+    const results = await pipeline.exec();
+    check(results);
+    await this.writeValueSets(puts, results!, M);
   }
 
   /**
@@ -568,7 +597,7 @@ export class SlotIndex {
    * their neighbour search runs on Redis's threads. A product written twice in one pipeline goes
    * only where its last write put it: the earlier write's sets were left by the later script.
    */
-  private async writeValueSets(puts: readonly ElementPut[], results: [Error | null, unknown][]): Promise<void> {
+  private async writeValueSets(puts: readonly ElementPut[], results: [Error | null, unknown][], m: string): Promise<void> {
     const last = new Map<string, { put: ElementPut; keys: string[] }>();
     for (const put of puts) {
       const reply = results[put.reply]![1];
@@ -578,7 +607,7 @@ export class SlotIndex {
     if (last.size === 0) return;
     const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
     for (const [id, { put, keys }] of last) {
-      for (const key of keys) pipeline.call("VADD", key, "FP32", put.element, id, "CAS", "NOQUANT", "SETATTR", put.attributes);
+      for (const key of keys) pipeline.call("VADD", key, "FP32", put.element, id, "CAS", "NOQUANT", "M", m, "SETATTR", put.attributes);
     }
     check(await pipeline.exec());
   }
