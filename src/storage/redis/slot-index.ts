@@ -80,7 +80,7 @@ const VALUE_SET_SCAN_MOST = 20_000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
 /** VADD's M when none is given, and so the M of every build from before builds recorded theirs. */
-export const DEFAULT_HNSW_M = 16;
+const DEFAULT_HNSW_M = 16;
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
@@ -542,9 +542,9 @@ export class SlotIndex {
    * one), with HNSW's `m` of that build; undefined: the current build's, as its meta records it.
    */
   private async add(tag: string, key: string, build: string, entries: readonly IndexEntry[], m: number | undefined): Promise<void> {
+    if (entries.length === 0) return;
     // Read once, as the split layout is (vector-index.ts): a catalog's writes and rebuilds take
     // turns (index-sync.ts holds its lock for each), so no rebuild switches the set meanwhile.
-    if (entries.length === 0) return;
     const buildM = m ?? (await this.currentM(tag));
     for (let start = 0; start < entries.length; start += PIPELINE) {
       await this.addPage(tag, key, build, entries.slice(start, start + PIPELINE), buildM);
@@ -557,6 +557,7 @@ export class SlotIndex {
     return recorded === null ? DEFAULT_HNSW_M : Number(recorded);
   }
 
+  /** One pipeline of writes (at most PIPELINE entries), then their value sets'. */
   private async addPage(tag: string, key: string, build: string, entries: readonly IndexEntry[], m: number): Promise<void> {
     const M = String(m);
     const pipeline = this.redis.pipeline() as unknown as PipelineScripts;
