@@ -10,7 +10,7 @@ import type { JsonObject } from "../../src/catalogs/index.js";
 import { loadConfig } from "../../src/config/index.js";
 import type { IndexEntry } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
-import { keysMatching } from "../support/redis-keys.js";
+import { deleteKeys, keysMatching } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 import { asIndexed, createCatalog, expectHits, openText, postProducts, processProducts, ranking, serve, storedMap, syntheticProducts, textQuery } from "../support/search-fixture.js";
@@ -36,8 +36,7 @@ async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]>
 
 /** An index as a process configured with `m` (undefined: the setting left out) would open it. */
 function indexWith(m: number | undefined): RedisVectorIndex {
-  const config = loadConfig({ ...redisEnv(), REDIS_KEY_PREFIX: prefix, SEARCH_FILTER_POSTINGS: "on", SEARCH_VALUE_SETS: "section" });
-  return new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, m, filterPostings: true, valueSetFields: config.search.valueSetFields });
+  return new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, m, filterPostings: true, valueSetFields: ["section"] });
 }
 
 /** The M Redis built each of the catalog's vector sets with (its sets, its parts' sets, their value sets). */
@@ -69,8 +68,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const keys = await keysMatching(redis, `${prefix}*`);
-  await Promise.all(keys.map((key) => redis.del(key)));
+  await deleteKeys(redis, await keysMatching(redis, `${prefix}*`));
   redis?.disconnect();
 });
 
