@@ -39,7 +39,7 @@
 // Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
 // agent) run in a worker thread, so client work does not share the server's event loop; everything
 // (clients, service, Redis, MariaDB) still shares this machine's cores.
-// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, SEARCH_LEXICAL_MAX_HOLDERS, SEARCH_HOLDER_CACHE, INDEX_SWEEP_MS and REDIS_URL are
+// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, SEARCH_LEXICAL_MAX_HOLDERS, SEARCH_HOLDER_CACHE, SEARCH_VSIM_CONNECTIONS, INDEX_SWEEP_MS and REDIS_URL are
 // read from the environment as the service reads them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -898,7 +898,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
 
     console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
-    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${config.search.hnswM}]`;
+    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${config.search.hnswM}, VSIM connections ${config.search.vsimConnections}]`;
     console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
     console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
     console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
@@ -990,7 +990,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<
   const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_FILTER_POSTINGS", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,

@@ -62,6 +62,17 @@ describe("SEARCH_VALUE_SETS", () => {
   });
 });
 
+describe("SEARCH_VSIM_CONNECTIONS", () => {
+  it("gives each API process 4 connections for threaded VSIMs by default, 0 to keep them in the query script", () => {
+    expect(loadConfig({}).search.vsimConnections).toBe(4);
+    expect(loadConfig({ SEARCH_VSIM_CONNECTIONS: "0" }).search.vsimConnections).toBe(0);
+  });
+
+  it("refuses a count it cannot use", () => {
+    for (const bad of ["-1", "65", "2.5", "some"]) expect(() => loadConfig({ SEARCH_VSIM_CONNECTIONS: bad }), bad).toThrow(/SEARCH_VSIM_CONNECTIONS/);
+  });
+});
+
 describe("SEARCH_HNSW_M", () => {
   it("is 16, Redis's default, when not set", () => {
     expect(loadConfig({}).search.hnswM).toBe(16);

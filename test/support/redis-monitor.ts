@@ -12,9 +12,10 @@ export interface CommandMonitor {
 
 /**
  * Calls onCommand with each command's arguments (name first) the server at `address` (a node's
- * ioredis options: the test servers take no password) runs until stopped.
+ * ioredis options: the test servers take no password) runs until stopped, and who sent it: a
+ * client's address, or "lua" for a command a script called.
  */
-export async function monitorCommands(address: Pick<RedisOptions, "host" | "port">, onCommand: (args: string[]) => void): Promise<CommandMonitor> {
+export async function monitorCommands(address: Pick<RedisOptions, "host" | "port">, onCommand: (args: string[], client: string) => void): Promise<CommandMonitor> {
   const socket = connect({ host: address.host ?? "127.0.0.1", port: address.port ?? 6379 });
   socket.setEncoding("latin1");
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
@@ -29,7 +30,7 @@ export async function monitorCommands(address: Pick<RedisOptions, "host" | "port
       pending = lines.pop()!;
       for (const line of lines) {
         if (monitoring) {
-          if (line.startsWith("+")) onCommand(monitoredArgs(line));
+          if (line.startsWith("+")) onCommand(monitoredArgs(line), monitoredClient(line));
         } else if (line === "+OK") {
           monitoring = true;
           resolve();
@@ -47,6 +48,12 @@ export async function monitorCommands(address: Pick<RedisOptions, "host" | "port
       await closed;
     },
   };
+}
+
+/** A monitor line's client: `+<time> [<db> <client>] ...`. */
+function monitoredClient(line: string): string {
+  const open = line.indexOf("[");
+  return line.slice(line.indexOf(" ", open) + 1, line.indexOf("]", open));
 }
 
 const ESCAPES: Record<string, string> = { n: "\n", r: "\r", t: "\t", a: "\x07", b: "\b" };

@@ -22,6 +22,7 @@ import { openSentenceEncoder } from "../../embeddings/index.js";
 import type { SentenceEncoder } from "../../embeddings/index.js";
 import { Searcher, startIndexSweeper } from "../../search/index.js";
 import type { CatalogEvents } from "../../catalogs/index.js";
+import { openRedis } from "../../storage/redis/index.js";
 import type { RedisClient } from "../../storage/redis/index.js";
 import { openMysqlAtStart, openRedisAtStart } from "../shared/stores.js";
 import { createSearchIndex } from "../shared/search-index.js";
@@ -83,7 +84,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     mapFit: (report) => metrics.mapFit(report),
   });
 
-  const searchIndex = createSearchIndex(config, mysql, redis, text, logger);
+  // The main connection reports Redis's outages (watchRedis): these would only repeat them.
+  const vsimConnections = await Promise.all(Array.from({ length: config.search.vsimConnections }, () => openRedis(config.redis)));
+  for (const connection of vsimConnections) connection.on("error", () => undefined);
+  const searchIndex = createSearchIndex(config, mysql, redis, text, logger, vsimConnections);
   const searchLog = new MysqlSearchLog(mysql.db, logger);
   const core = createCore(config, { mysql, searchIndex, searchLog, text, objects, workers, adminKey }, logger);
   const sweeper = startIndexSweeper(searchIndex.sync, { intervalMs: config.search.indexSweepMs, orphansEveryMs: config.search.indexOrphanSweepMs }, logger);
@@ -130,7 +134,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       await sweeper.stop();
       await searchLog.close();
       // With no offline queue, QUIT fails at once while Redis is away: then just drop the socket.
-      await redis.quit().catch(() => redis.disconnect());
+      await Promise.all([redis, ...vsimConnections].map((connection) => connection.quit().catch(() => connection.disconnect())));
       await text.close();
       await mysql.close();
     },

@@ -13,9 +13,27 @@ export interface SearchIndex {
   sync: IndexSync;
 }
 
-/** The vector index and its sync with MySQL, as both the API and the workers use them. */
-export function createSearchIndex(config: Config, mysql: MysqlConnection, redis: RedisClient, text: SentenceEncoder, log: Logger): SearchIndex {
-  const index = new RedisVectorIndex(redis, { keyPrefix: config.redis.keyPrefix, ef: config.search.ef, m: config.search.hnswM, filterPostings: config.search.filterPostings, valueSetFields: config.search.valueSetFields, holderCacheEntries: config.search.holderCacheEntries });
+/**
+ * The vector index and its sync with MySQL, as both the API and the workers use them.
+ * `vsimConnections`: Redis connections for the index's VSIMs alone (the API's; workers do not search).
+ */
+export function createSearchIndex(
+  config: Config,
+  mysql: MysqlConnection,
+  redis: RedisClient,
+  text: SentenceEncoder,
+  log: Logger,
+  vsimConnections: readonly RedisClient[] = [],
+): SearchIndex {
+  const index = new RedisVectorIndex(redis, {
+    keyPrefix: config.redis.keyPrefix,
+    ef: config.search.ef,
+    m: config.search.hnswM,
+    filterPostings: config.search.filterPostings,
+    valueSetFields: config.search.valueSetFields,
+    holderCacheEntries: config.search.holderCacheEntries,
+    vsimConnections,
+  });
   const spaces = new VisualSpaces(text);
   const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log, { partSize: config.search.partSize });
   return { index, spaces, sync };

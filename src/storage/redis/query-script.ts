@@ -87,8 +87,8 @@ export const INTERSECTION_SAMPLE = 1024;
 //         when the postings say it fails the filters) per hit; in mode 2 the candidates named by
 //         stamp that have none, in mode 4 those written since that pass, as (id,
 //         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
-//         1, with lexical matching: 1 if a common word has holders not read (else 0), and the
-//         holders as "<id> <stamp>" lines}
+//         1, with lexical matching: 1 if a common word has holders not read (else 0), the
+//         holders as "<id> <stamp>" lines, and the common words, newline-separated ("" for none)}
 export const QUERY_SCRIPT = `
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 -- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
@@ -589,5 +589,8 @@ for from = 1, hashed and 0 or #holders, 500 do
 end
 reply[#reply + 1] = more
 reply[#reply + 1] = table.concat(lines, '\\n')
+-- The common words whose holders among the nearest elements were looked for (above): a caller that
+-- finds the nearest elements itself (threaded-nearest.ts) looks for them there (NEAREST_SCRIPT).
+reply[#reply + 1] = hashed and table.concat(common, '\\n') or ''
 return reply
 `;

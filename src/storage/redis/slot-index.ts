@@ -20,7 +20,9 @@ import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
-import { QUERY_SCRIPT } from "./query-script.js";
+import { NEAREST_SCRIPT } from "./nearest-script.js";
+import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
+import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
@@ -46,6 +48,11 @@ export interface RedisVectorIndexOptions {
   valueSetFields?: readonly string[];
   /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
   holderCacheEntries?: number;
+  /**
+   * Connections that carry only VSIMs, so that unfiltered HNSW searches run on Redis's threads
+   * instead of its main thread (threaded-nearest.ts); none: every query is one script call.
+   */
+  vsimConnections?: readonly RedisClient[];
 }
 
 const PIPELINE = 500;
@@ -82,6 +89,9 @@ const FILTER_EF_PER_HIT = 100;
 /** VADD's M when none is given, and so the M of every build from before builds recorded theirs. */
 const DEFAULT_HNSW_M = 16;
 
+/** QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any). */
+type ScriptedAnswer = IndexAnswer | SplitAnswer | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords: readonly string[] });
+
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
   kind: "split";
@@ -98,6 +108,8 @@ export interface SlotBuild {
 export class SlotIndex {
   private readonly holders: HolderCache;
   private readonly candidateSets: CandidateSets;
+  private readonly threaded: ThreadedVsim;
+  private readonly facts = new TagFacts();
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
@@ -109,7 +121,9 @@ export class SlotIndex {
     this.holders = new HolderCache(options.holderCacheEntries ?? 0);
     // As many candidates as holders: they are mostly the same objects.
     this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
+    this.threaded = new ThreadedVsim(options.vsimConnections ?? []);
     redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
+    redis.defineCommand("vitrineNearest", { numberOfKeys: 3, lua: NEAREST_SCRIPT });
     redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
     redis.defineCommand("vitrineLexicalPut", { numberOfKeys: 2, lua: LEXICAL_PUT_SCRIPT });
     redis.defineCommand("vitrineVocabulary", { numberOfKeys: 2, lua: VOCABULARY_SCRIPT });
@@ -121,6 +135,76 @@ export class SlotIndex {
    * catalog's query costs about what one set's would.
    */
   async query(tag: string, query: IndexQuery, share = 1): Promise<IndexAnswer | SplitAnswer> {
+    // Unfiltered HNSW (a set larger than is scanned exactly, as last seen): its VSIM on a thread.
+    const size = this.facts.size(tag);
+    if (this.threaded.available && query.filters.length === 0 && query.count > 0 && size !== undefined && size > query.exactUpTo) {
+      const answer = await this.queryThreaded(tag, query);
+      if (answer) return answer;
+    }
+    return this.queryScripted(tag, query, share);
+  }
+
+  /**
+   * An unfiltered query whose nearest elements a VSIM of its own finds (threaded-nearest.ts) while
+   * QUERY_SCRIPT, asked for none, checks the build and names the holders of the query's words; then
+   * NEAREST_SCRIPT reads the hits' attributes and names the nearest that hold a common word. The
+   * same answer as QUERY_SCRIPT's alone, or undefined when it cannot be told to be (a rebuild between
+   * the calls, a common word not known to widen the VSIM, a set now scanned exactly): then the
+   * caller asks QUERY_SCRIPT.
+   */
+  private async queryThreaded(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer | undefined> {
+    const lexical = query.lexical;
+    const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
+    const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
+    const [nearest, words] = await Promise.all([
+      this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), ask, Math.max(this.options.ef, ask)),
+      lexical ? this.queryScripted(tag, { ...query, count: 0 }) : undefined,
+    ]);
+    if (words && words.kind !== "ok") return words;
+    const common = words && "commonWords" in words ? words.commonWords : [];
+    if (nearest.buildBefore !== nearest.buildAfter || (lexical && nearest.buildBefore !== lexical.vocabulary.build) || (common.length > 0 && !widened)) return undefined;
+    const reply = (await (this.redis as unknown as Scripts).vitrineNearest(
+      this.vectorsKey(tag),
+      this.metaKey(tag),
+      this.lexicalPrefix(tag),
+      query.expectedVersion,
+      query.servableVersionPrefix,
+      nearest.buildBefore,
+      String(query.count),
+      common.join("\n"),
+      ...nearest.ids,
+    )) as (string | number)[];
+    const kind = String(reply[0]);
+    if (kind === "split") return { kind: "split", layout: String(reply[1]) };
+    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
+    if (kind === "moved") return undefined;
+    const size = Number(reply[1]);
+    this.facts.learn(tag, size, common);
+    if (size <= query.exactUpTo) return undefined;
+    const shown = Math.min(query.count, nearest.ids.length);
+    const hits: IndexHit[] = [];
+    for (let k = 0; k < shown; k++) hits.push({ productId: nearest.ids[k]!, cosine: 2 * nearest.scores[k]! - 1, attributes: attributesOf(String(reply[3 + k])) });
+    let holders = words?.lexical ?? [];
+    const lines = String(reply[3 + shown]);
+    if (lexical && lines !== "") {
+      const named = new Set(holders.map((h) => h.productId));
+      const more = await this.scoredHolders(tag, lexical, lines);
+      if (more === "vocabulary") return { kind: "vocabulary" };
+      holders = [...holders, ...more.filter((h) => !named.has(h.productId))];
+    }
+    return {
+      kind: "ok",
+      size,
+      exact: false,
+      current: Number(reply[2]) === 1 && (words?.current ?? true),
+      hits,
+      lexical: holders,
+      moreCommonHolders: words?.moreCommonHolders ?? false,
+    };
+  }
+
+  /** One QUERY_SCRIPT call; an answer of HNSW or a scan names the query's common words too. */
+  private async queryScripted(tag: string, query: IndexQuery, share = 1): Promise<ScriptedAnswer> {
     const filter = redisFilterExpression(query.filters) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
@@ -206,7 +290,9 @@ export class SlotIndex {
     const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
-    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders };
+    const commonWords = lexical && i + 2 < reply.length && String(reply[i + 2]) !== "" ? String(reply[i + 2]).split("\n") : [];
+    this.facts.learn(tag, size, commonWords);
+    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders, commonWords };
   }
 
   /**
@@ -683,6 +769,7 @@ interface Scripts {
   vitrineQueryBuffer(...args: (string | Buffer)[]): Promise<unknown>;
   vitrineHoldersBuffer(...args: string[]): Promise<unknown>;
   vitrineVocabulary(...args: string[]): Promise<unknown>;
+  vitrineNearest(...args: string[]): Promise<unknown>;
 }
 
 interface PipelineScripts {

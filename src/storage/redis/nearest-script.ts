@@ -1,0 +1,54 @@
+// The rest of a query whose nearest elements were found by a VSIM of their own (threaded-nearest.ts):
+// check the build is still the one they were found in, read the hits' attributes, and name those of
+// the nearest that hold the query's common words, as QUERY_SCRIPT does after its own VSIM.
+//
+// KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
+// ARGV: expected version, servable prefix (as QUERY_SCRIPT's), the build the nearest were found in
+//       ("" for none), how many of them are hits, the query's common words ("\n"-separated, "" for
+//       none: QUERY_SCRIPT names them), then the nearest elements' ids, best first
+// Reply: {"split", layout} | {"stale", version-or-""} | {"moved"} (another build since)
+//      | {"ok", size, current (0/1), attrs per hit, the nearest holding a common word as
+//         "<id> <stamp>" lines}
+export const NEAREST_SCRIPT = `
+local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
+if meta[4] then return {'split', meta[4]} end
+local version = meta[1]
+if not version or string.sub(version, 1, #ARGV[2]) ~= ARGV[2] then return {'stale', version or ''} end
+if (meta[2] or '') ~= ARGV[3] then return {'moved'} end
+local current = 0
+if version == ARGV[1] then current = 1 end
+local reply = {'ok', redis.call('VCARD', KEYS[1]), current}
+local hits = math.min(tonumber(ARGV[4]), #ARGV - 5)
+-- A build with postings keeps every element's attributes in a hash too (QUERY_SCRIPT).
+local attrs = {}
+if hits > 0 and meta[3] and meta[3] == meta[2] then
+  attrs = redis.call('HMGET', KEYS[3] .. meta[3] .. ':attr', unpack(ARGV, 6, 5 + hits))
+end
+for k = 1, hits do
+  reply[#reply + 1] = attrs[k] or redis.call('VGETATTR', KEYS[1], ARGV[5 + k]) or ''
+end
+local lines = {}
+if ARGV[5] ~= '' and meta[2] then
+  local needles = {}
+  for word in string.gmatch(ARGV[5], '[^\\n]+') do needles[#needles + 1] = ' ' .. word .. ' ' end
+  local base = KEYS[3] .. meta[2] .. ':'
+  for from = 6, #ARGV, 500 do
+    local ids = {unpack(ARGV, from, math.min(#ARGV, from + 499))}
+    local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
+    for k, id in ipairs(ids) do
+      local doc = docs[k]
+      if doc then
+        local padded = doc .. ' '
+        for _, needle in ipairs(needles) do
+          if string.find(padded, needle, 1, true) then
+            lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '')
+            break
+          end
+        end
+      end
+    end
+  end
+end
+reply[#reply + 1] = table.concat(lines, '\\n')
+return reply
+`;

@@ -1,0 +1,160 @@
+// Unfiltered HNSW searches with their VSIM sent on connections of its own (SEARCH_VSIM_CONNECTIONS;
+// src/storage/redis/threaded-nearest.ts), which Redis runs on its threads, against the same index
+// asked through the query script alone, on the run's real Redis (one server, or the cluster in the
+// "cluster" project): the two give the same answer, hits, scores, attributes and lexical holders
+// alike, for queries without words, with rare words and with common ones; MONITOR shows where each
+// VSIM ran.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery } from "../../src/search/index.js";
+import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { COMMON_WORD_NEAREST } from "../../src/storage/redis/query-script.js";
+import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
+import { monitorCommands } from "../support/redis-monitor.js";
+import { redisEnv } from "../support/test-server.js";
+import { randomUnit, seededRandom } from "../support/random.js";
+
+const N = 3000;
+const DIM = 16;
+const COUNT = 10;
+const VERSION = "threaded-vsim-test|v1|";
+const random = seededRandom(23);
+const catalogId = `threaded-vsim-${randomBytes(4).toString("hex")}`;
+const prefix = `vitrine-threaded-vsim-${randomBytes(4).toString("hex")}:`;
+
+// "every" is held by half the products (a common word: past RANKED_FROM), "brand<k>" by 75 each.
+const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({
+  productId: `p${i}`,
+  vector: randomUnit(random, DIM),
+  attributes: { n: i, rank: i % 7 === 0 ? "BOOST" : "NO_BOOST" },
+  words: [...(i % 2 === 0 ? ["every"] : []), `brand${i % 40}`, `w${i}`],
+}));
+
+let redis: RedisClient;
+let vsimConnections: RedisClient[];
+/** Asks VSIM on connections of its own. */
+let threaded: RedisVectorIndex;
+/** Asks everything of the query script. */
+let scripted: RedisVectorIndex;
+let vocabulary: { build: string; size: number };
+
+async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
+  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
+}
+
+function queryOf(vector: Float32Array, words: string[]): IndexQuery {
+  return {
+    vector,
+    count: COUNT,
+    filters: [],
+    exactUpTo: 0,
+    expectedVersion: VERSION,
+    servableVersionPrefix: VERSION,
+    lexical:
+      words.length > 0
+        ? { vocabulary, words, maxProducts: 128, commonWordProducts: COUNT, commonProducts: COUNT * words.length, visual: vector.slice(0, DIM / 2), text: vector.slice(DIM / 2) }
+        : undefined,
+  };
+}
+
+/** The answer with its lexical holders in one order, for comparing. */
+function comparable(answer: IndexAnswer) {
+  if (answer.kind !== "ok") throw new Error(`answered ${answer.kind}`);
+  return {
+    size: answer.size,
+    exact: answer.exact,
+    current: answer.current,
+    moreCommonHolders: answer.moreCommonHolders,
+    hits: answer.hits.map((h) => ({ ...h, cosine: Math.round(h.cosine * 1e6) })),
+    lexical: [...answer.lexical].sort((a, b) => (a.productId < b.productId ? -1 : 1)).map((h) => ({ ...h, dots: { visual: Math.round(h.dots.visual * 1e6), text: Math.round(h.dots.text * 1e6) } })),
+  };
+}
+
+/** The VSIMs of the catalog's set Redis runs during `work`: who sent each (a client, or "lua") and its COUNT. */
+async function vsims(work: () => Promise<void>): Promise<{ client: string; count: number }[]> {
+  const seen: { client: string; count: number }[] = [];
+  const monitors = await forEachPrimary(redis, (node) =>
+    monitorCommands(node.options, (args, client) => {
+      if (args[0]?.toUpperCase() !== "VSIM" || args[1] !== `${prefix}{${catalogId}}:vectors`) return;
+      seen.push({ client, count: Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]) });
+    }),
+  );
+  try {
+    await work();
+    // MONITOR's lines may trail the replies.
+    await new Promise((r) => setTimeout(r, 200));
+    return seen;
+  } finally {
+    await Promise.all(monitors.map((m) => m.stop()));
+  }
+}
+
+beforeAll(async () => {
+  const config = loadConfig(redisEnv());
+  const target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
+  redis = await openRedis(target);
+  vsimConnections = await Promise.all([openRedis(target), openRedis(target)]);
+  threaded = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
+  scripted = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000 });
+  await threaded.rebuild(catalogId, VERSION, pages(entries));
+  const read = await threaded.vocabulary(catalogId, undefined);
+  vocabulary = { build: read.build!, size: read.words.length };
+}, 120_000);
+
+afterAll(async () => {
+  await threaded?.drop(catalogId);
+  for (const connection of [redis, ...(vsimConnections ?? [])]) connection?.disconnect();
+});
+
+describe("VSIM on connections of its own", () => {
+  it("has a common word to test: more holders than RANKED_FROM", () => {
+    expect(entries.filter((e) => e.words.includes("every")).length).toBeGreaterThan(RANKED_FROM);
+  });
+
+  it("answers as the query script alone does, with no words, rare words, a common word and both", async () => {
+    const cases: [string, string[]][] = [
+      ["no words", []],
+      ["a rare word", ["brand7"]],
+      ["a common word", ["every"]],
+      ["a common and two rare words", ["every", "brand3", "w17"]],
+    ];
+    for (const [label, words] of cases) {
+      for (let q = 0; q < 5; q++) {
+        const query = queryOf(randomUnit(random, DIM), words);
+        // The first answer tells this index the set's size and its common words.
+        await threaded.query(catalogId, query);
+        const ran = await vsims(async () => {
+          expect(comparable(await threaded.query(catalogId, query)), `${label}, query ${q}`).toEqual(comparable(await scripted.query(catalogId, query)));
+        });
+        const common = words.includes("every");
+        expect(ran, label).toEqual([
+          // Sent by a client: run on Redis's threads.
+          { client: expect.not.stringMatching(/^lua$/), count: common ? COUNT * COMMON_WORD_NEAREST : COUNT },
+          { client: "lua", count: common ? COUNT * COMMON_WORD_NEAREST : COUNT },
+        ]);
+      }
+    }
+  });
+
+  it("credits the nearest elements beyond the hits that hold a common word, as the script does", async () => {
+    const query = queryOf(randomUnit(random, DIM), ["every"]);
+    await threaded.query(catalogId, query);
+    const answer = await threaded.query(catalogId, query);
+    if (answer.kind !== "ok") throw new Error(answer.kind);
+    const hitIds = new Set(answer.hits.map((h) => h.productId));
+    // Holders neither among the hits nor among the word's first (boosted) holders: found among the
+    // nearest 50 only.
+    const beyond = answer.lexical.filter((h) => !hitIds.has(h.productId) && h.attributes.rank !== "BOOST");
+    expect(beyond.length).toBeGreaterThan(0);
+    for (const h of answer.lexical) expect(h.words).toContain("every");
+  });
+
+  it("asks the script alone while the set is small enough to be scanned exactly", async () => {
+    const query = { ...queryOf(randomUnit(random, DIM), ["brand1"]), exactUpTo: N };
+    const ran = await vsims(async () => {
+      await threaded.query(catalogId, query);
+    });
+    expect(ran.map((v) => v.client)).toEqual(["lua"]);
+  });
+});
