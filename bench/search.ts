@@ -4,7 +4,7 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
-//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs] [--cpu-profile <dir>]
+//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs] [--cpu-profile <dir>] [--scripted-door]
 //
 // Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
 // commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
@@ -23,6 +23,10 @@
 // --import-rate products/s (0: not run; 100 by default, about what image processing feeds).
 // --filter-cases keeps only the filter rows whose label contains one of its comma-separated words
 // (a row measured again, build against build, without the others' ten minutes).
+//
+// --scripted-door adds a second service over the same database and index with
+// SEARCH_VSIM_CONNECTIONS=0 (every VSIM inside the query script): its grpc-js client joins the paired
+// run as a fourth door and runs at --concurrency clients, so the two ways are compared in one run.
 //
 // --cluster runs the same on a Redis Cluster of three Redis 8 masters started for the run
 // (REDIS_CLUSTER_NODES for the service; the raw VSIM baseline through ioredis's cluster client).
@@ -74,7 +78,7 @@ import { vectorToBytes as fp32 } from "../src/storage/index.js";
 // ---------------------------------------------------------------------------------------------
 // Shared shapes (main thread and load-generator worker)
 
-type Mode = "raw" | "grpc" | "grpc-js" | "rest" | "paired";
+type Mode = "raw" | "grpc" | "grpc-js" | "grpc-js-scripted" | "rest" | "paired";
 
 /**
  * The doors a "paired" task asks in turn, one request each per round, the same query, at 1 client:
@@ -83,7 +87,8 @@ type Mode = "raw" | "grpc" | "grpc-js" | "rest" | "paired";
  * p50 across runs of one build). The order rotates each round, so no door always follows another.
  */
 const PAIRED_DOORS = ["raw", "grpc-js", "rest"] as const;
-type PairedDoor = (typeof PAIRED_DOORS)[number];
+/** With --scripted-door, the grpc-js client of a second service with its VSIMs in the query script too. */
+type PairedDoor = (typeof PAIRED_DOORS)[number] | "grpc-js-scripted";
 
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 
@@ -124,6 +129,8 @@ interface Target {
   catalogId: string;
   /** The catalog's vector sets (one, or its parts). */
   vectorsKeys: string[];
+  /** --scripted-door: a second service over the same stores, SEARCH_VSIM_CONNECTIONS=0. */
+  scriptedGrpcUrl?: string;
 }
 
 interface Task {
@@ -175,12 +182,15 @@ async function workerMain(): Promise<void> {
   // beside Connect's gRPC client, so the client's own cost shows apart from the service's on these
   // shared cores.
   const grpcJsSearchClient = grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(target.grpcUrl).host);
+  const scriptedSearchClient =
+    target.scriptedGrpcUrl && grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(target.scriptedGrpcUrl).host);
+  const pairedDoors: readonly PairedDoor[] = target.scriptedGrpcUrl ? [...PAIRED_DOORS, "grpc-js-scripted"] : PAIRED_DOORS;
   const grpcJsMetadata = new grpcJs.Metadata();
   grpcJsMetadata.set(API_KEY_HEADER, target.apiKey);
-  function grpcJsSearch(query: string): Promise<string[]> {
+  function grpcJsSearch(query: string, client = grpcJsSearchClient): Promise<string[]> {
     const request = { organizationId: target.organizationId, catalogId: target.catalogId, query, topK: TOP_K, visualWeight: VISUAL_WEIGHT, similarityThreshold: 0 };
     return new Promise((resolve, reject) =>
-      grpcJsSearchClient.searchProducts(request, grpcJsMetadata, (error, response) =>
+      client.searchProducts(request, grpcJsMetadata, (error, response) =>
         error ? reject(error) : resolve(response!.results.map((r) => r.productId)),
       ),
     );
@@ -243,14 +253,14 @@ async function workerMain(): Promise<void> {
     const n = task.mode === "raw" ? task.blobs.length : task.queries.length;
     const conns = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency) : [];
     const blobs = task.blobs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-    const paired: Record<PairedDoor, number[]> = { raw: [], "grpc-js": [], rest: [] };
+    const paired: Record<PairedDoor, number[]> = { raw: [], "grpc-js": [], rest: [], "grpc-js-scripted": [] };
     let recordPaired = false;
     const one = async (i: number, client: number, mode: Mode = task.mode): Promise<string[]> => {
       const q = i % n;
       if (mode === "paired") {
         let ids: string[] = [];
-        for (let k = 0; k < PAIRED_DOORS.length; k++) {
-          const door = PAIRED_DOORS[(i + k) % PAIRED_DOORS.length]!;
+        for (let k = 0; k < pairedDoors.length; k++) {
+          const door = pairedDoors[(i + k) % pairedDoors.length]!;
           const t0 = performance.now();
           const got = await one(i, client, door);
           if (recordPaired) paired[door].push(performance.now() - t0);
@@ -282,6 +292,7 @@ async function workerMain(): Promise<void> {
         return res.results.map((r) => r.productId);
       }
       if (mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
+      if (mode === "grpc-js-scripted") return grpcJsSearch(task.queries[q]!, scriptedSearchClient || undefined);
       return restSearch(task.queries[q]!, task.filters?.[q % task.filters.length]);
     };
     let errors = 0;
@@ -710,6 +721,8 @@ interface Options {
   filterCases: string[];
   /** A folder for V8 CPU profiles of the service (this process's main thread) during each wire run. */
   cpuProfileDir: string | undefined;
+  /** Also ask a second service over the same stores with SEARCH_VSIM_CONNECTIONS=0 (paired, and at c clients). */
+  scriptedDoor: boolean;
 }
 
 interface Outcome {
@@ -771,6 +784,7 @@ async function main(): Promise<void> {
       "import-rate": { type: "string", default: "100" },
       "filter-cases": { type: "string", default: "" },
       "cpu-profile": { type: "string" },
+      "scripted-door": { type: "boolean", default: false },
     },
   });
   const { homedir } = await import("node:os");
@@ -788,6 +802,7 @@ async function main(): Promise<void> {
     importRate: Number(values["import-rate"]),
     filterCases: values["filter-cases"].split(",").map((s) => s.trim()).filter((s) => s !== ""),
     cpuProfileDir: values["cpu-profile"],
+    scriptedDoor: values["scripted-door"],
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
   };
   if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--n must list positive integers, got ${values.n}`);
@@ -842,6 +857,7 @@ async function main(): Promise<void> {
 async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: OpenedSentenceEncoder): Promise<Outcome> {
   console.log(`\n=== N = ${n.toLocaleString("en-US")} products ===   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
   const bench = await startBenchService(options, redisEnv);
+  let scripted: BenchService | undefined;
   let load: LoadGenerator | undefined;
   try {
     const loaded = await loadCatalog(bench, n, options, text);
@@ -852,7 +868,17 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const exactService = n <= exactUpTo;
 
     // 5. Over the wire, from the load-generator thread.
-    load = LoadGenerator.start({ restUrl: bench.restUrl, grpcUrl: bench.grpcUrl, redisEnv, apiKey: loaded.apiKey, organizationId: loaded.organizationId, catalogId: loaded.catalogId, vectorsKeys: loaded.vectorsKeys });
+    if (options.scriptedDoor) scripted = await startBenchService(options, redisEnv, { of: bench, env: { SEARCH_VSIM_CONNECTIONS: "0" } });
+    load = LoadGenerator.start({
+      restUrl: bench.restUrl,
+      grpcUrl: bench.grpcUrl,
+      redisEnv,
+      apiKey: loaded.apiKey,
+      organizationId: loaded.organizationId,
+      catalogId: loaded.catalogId,
+      vectorsKeys: loaded.vectorsKeys,
+      ...(scripted && { scriptedGrpcUrl: scripted.grpcUrl }),
+    });
     const runner = wireRunner(app.redis, load, options, queries, ef);
     const { run, task } = runner;
     const c = options.concurrency;
@@ -865,6 +891,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const rest1 = await run(task("rest", 1), "REST c=1");
     const paired = (await run(task("paired", 1), "paired c=1")).paired!;
     const rest8 = await run(task("rest", c), `REST c=${c}`);
+    const scripted8 = scripted && (await run(task("grpc-js-scripted", c), `gRPC (grpc-js client, VSIM in the script) c=${c}`));
     const sweep = [];
     for (const e of options.efSweep) {
       const r = await run({ ...task("raw", 1, e), warmup: Math.min(options.warmup, 50) }, `raw VSIM EF ${e}`);
@@ -907,6 +934,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(statLine(`gRPC SearchProducts, grpc-js client, ${c} clients`, grpcJs8.s, cpuNote(grpcJs8)));
     console.log(statLine(`REST POST /search, 1 client`, rest1.s, cpuNote(rest1)));
     console.log(statLine(`REST POST /search, ${c} clients`, rest8.s, cpuNote(rest8)));
+    if (scripted8) console.log(statLine(`gRPC, grpc-js client, VSIM in the script, ${c} clients`, scripted8.s, cpuNote(scripted8)));
     for (const [label, r] of [["raw VSIM, 1 client", raw1], ["gRPC, 1 client", grpc1], ["REST, 1 client", rest1]] as const) console.log(`  ${label}:${commandNote(r)}`);
     console.log(`  (CPU per request, measured phase: "client" = load-generator thread, "node rest" = the rest of this process (the service),`);
     console.log(`   redis = INFO used_cpu, mariadbd = whole server incl. other users' queries; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
@@ -917,7 +945,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     console.log(
       `  paired (raw VSIM, gRPC with the grpc-js client and REST in turn, one request each a round, ${options.queries} rounds, 1 client): p50 ` +
         `raw ${ms(paired.raw.p50)}, gRPC ${ms(paired["grpc-js"].p50)} (${(paired["grpc-js"].p50 / paired.raw.p50).toFixed(2)}x), ` +
-        `REST ${ms(paired.rest.p50)} (${(paired.rest.p50 / paired.raw.p50).toFixed(2)}x)${svcNote}`,
+        `REST ${ms(paired.rest.p50)} (${(paired.rest.p50 / paired.raw.p50).toFixed(2)}x)${svcNote}` +
+        (scripted ? `; gRPC of a second service with SEARCH_VSIM_CONNECTIONS=0 ${ms(paired["grpc-js-scripted"].p50)} (${(paired["grpc-js-scripted"].p50 / paired.raw.p50).toFixed(2)}x)` : ""),
     );
 
     console.log(`\n  -- lexical queries (${lexical.count}: ${lexical.labels.join(", ")}; brands held by about ${Math.round(n / options.brands)} products each) --`);
@@ -964,6 +993,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     };
   } finally {
     await load?.close();
+    await scripted?.close();
     await bench.close();
   }
 }
@@ -978,22 +1008,27 @@ interface BenchService {
   close(): Promise<void>;
 }
 
-/** The real service in this process (createApiApp, no workers), in a database and key prefix of its own. */
-async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<BenchService> {
+/**
+ * The real service in this process (createApiApp, no workers), in a database and key prefix of its
+ * own; or, `shared`, a second one over another's database and key prefix, configured with `env` on
+ * top (its close() closes only it).
+ */
+async function startBenchService(options: Options, redisEnv: RedisEnv, shared?: { of: BenchService; env: Record<string, string> }): Promise<BenchService> {
   const { loadConfig } = await import("../src/config/index.js");
   const { createApiApp } = await import("../src/apps/api/api-app.js");
   const mysql = (await import("mysql2/promise")).default;
-  const database = `vitrine_bench_search_${randomBytes(4).toString("hex")}`;
+  const database = shared ? new URL(shared.of.config.mysqlUrl).pathname.slice(1) : `vitrine_bench_search_${randomBytes(4).toString("hex")}`;
   const dbUrl = new URL(options.mysqlBase);
   dbUrl.pathname = `/${database}`;
   const dataDir = mkdtempSync(join(tmpdir(), "vitrine-bench-search-"));
-  const keyPrefix = `vitrine-bench-${randomBytes(4).toString("hex")}:`;
-  const adminKey = `bench-admin-${randomUUID()}`;
+  const keyPrefix = shared?.of.keyPrefix ?? `vitrine-bench-${randomBytes(4).toString("hex")}:`;
+  const adminKey = shared?.of.adminKey ?? `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
     ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
+    ...shared?.env,
     // The per-key rate limit would refuse a benchmark's load; it can still be set through the environment.
     RATE_LIMIT_PER_SECOND: process.env.RATE_LIMIT_PER_SECOND ?? "0",
     PORT: "0",
@@ -1032,6 +1067,11 @@ async function startBenchService(options: Options, redisEnv: RedisEnv): Promise<
     keyPrefix,
     async close() {
       await app.core.search.flushLog().catch(() => undefined);
+      if (shared) {
+        await app.close();
+        rmSync(dataDir, { recursive: true, force: true });
+        return;
+      }
       // Every master's keys, deleted by hash tag (a split catalog's parts sit in different slots),
       // in chunks: a catalog of 100k holds about 150k keys (words, field postings).
       const { forEachPrimary } = await import("../src/storage/redis/index.js");
@@ -1430,7 +1470,7 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
         // The two INFO calls themselves.
         .filter((c) => c.command !== "info" && c.callsPerRequest > 0)
         .sort((a, b) => b.usPerRequest - a.usPerRequest);
-      const paired = r.paired && { raw: stats(r.paired.raw), "grpc-js": stats(r.paired["grpc-js"]), rest: stats(r.paired.rest) };
+      const paired = r.paired && { raw: stats(r.paired.raw), "grpc-js": stats(r.paired["grpc-js"]), rest: stats(r.paired.rest), "grpc-js-scripted": stats(r.paired["grpc-js-scripted"]) };
       return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, commands, paired };
     },
     commandNote: (r) =>
