@@ -23,6 +23,7 @@ import { docParts, docWords, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRI
 import { NEAREST_SCRIPT } from "./nearest-script.js";
 import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
+import type { ThreadedNearest } from "./threaded-nearest.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
@@ -90,7 +91,7 @@ const FILTER_EF_PER_HIT = 100;
 const DEFAULT_HNSW_M = 16;
 
 /** QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any). */
-type ScriptedAnswer = IndexAnswer | SplitAnswer | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords: readonly string[] });
+type ScriptedAnswer = Exclude<IndexAnswer, { kind: "ok" }> | SplitAnswer | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[] });
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
@@ -121,7 +122,7 @@ export class SlotIndex {
     this.holders = new HolderCache(options.holderCacheEntries ?? 0);
     // As many candidates as holders: they are mostly the same objects.
     this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
-    this.threaded = new ThreadedVsim(options.vsimConnections ?? []);
+    this.threaded = new ThreadedVsim(options.vsimConnections ?? [], { vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT } });
     redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
     redis.defineCommand("vitrineNearest", { numberOfKeys: 3, lua: NEAREST_SCRIPT });
     redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
@@ -145,23 +146,29 @@ export class SlotIndex {
   }
 
   /**
-   * An unfiltered query whose nearest elements a VSIM of its own finds (threaded-nearest.ts) while
-   * QUERY_SCRIPT, asked for none, checks the build and names the holders of the query's words; then
-   * NEAREST_SCRIPT reads the hits' attributes and names the nearest that hold a common word. The
-   * same answer as QUERY_SCRIPT's alone, or undefined when it cannot be told to be (a rebuild between
-   * the calls, a common word not known to widen the VSIM, a set now scanned exactly): then the
-   * caller asks QUERY_SCRIPT.
+   * An unfiltered query whose nearest elements a VSIM of its own finds (threaded-nearest.ts), sent
+   * after QUERY_SCRIPT asked for none (which checks the build and names the holders of the query's
+   * words) in one round trip; then NEAREST_SCRIPT reads the hits' attributes and names the nearest
+   * that hold a common word. The same answer as QUERY_SCRIPT's alone, or undefined when it cannot be
+   * told to be (a rebuild between the calls, a common word not known to widen the VSIM, a set now
+   * scanned exactly): then the caller asks QUERY_SCRIPT.
    */
   private async queryThreaded(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
     const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
-    const [nearest, words] = await Promise.all([
-      this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), ask, Math.max(this.options.ef, ask)),
-      lexical ? this.queryScripted(tag, { ...query, count: 0 }) : undefined,
-    ]);
+    const find = (first?: { command: string; args: (string | Buffer)[] }) =>
+      this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), ask, Math.max(this.options.ef, ask), first);
+    let nearest: ThreadedNearest | undefined;
+    const words = lexical
+      ? await this.queryScripted(tag, { ...query, count: 0 }, 1, async (args) => {
+          nearest = await find({ command: "vitrineQueryBuffer", args });
+          return nearest.first;
+        })
+      : undefined;
     if (words && words.kind !== "ok") return words;
-    const common = words && "commonWords" in words ? words.commonWords : [];
+    nearest ??= await find();
+    const common = words?.commonWords ?? [];
     if (nearest.buildBefore !== nearest.buildAfter || (lexical && nearest.buildBefore !== lexical.vocabulary.build) || (common.length > 0 && !widened)) return undefined;
     const reply = (await (this.redis as unknown as Scripts).vitrineNearest(
       this.vectorsKey(tag),
@@ -203,8 +210,16 @@ export class SlotIndex {
     };
   }
 
-  /** One QUERY_SCRIPT call; an answer of HNSW or a scan names the query's common words too. */
-  private async queryScripted(tag: string, query: IndexQuery, share = 1): Promise<ScriptedAnswer> {
+  /**
+   * One QUERY_SCRIPT call (`send` runs it: on the main connection, or ahead of a threaded VSIM); an
+   * answer of HNSW or a scan names the query's common words too.
+   */
+  private async queryScripted(
+    tag: string,
+    query: IndexQuery,
+    share = 1,
+    send: (args: (string | Buffer)[]) => Promise<unknown> = (args) => (this.redis as unknown as Scripts).vitrineQueryBuffer(...args),
+  ): Promise<ScriptedAnswer> {
     const filter = redisFilterExpression(query.filters) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const ef = Math.max(this.options.ef, query.count);
@@ -220,7 +235,7 @@ export class SlotIndex {
     // EXACT_CANDIDATES, and not kept.
     const holding = held !== undefined || this.candidateSets.admits(tag, groups);
     // Buffers: holders' element blobs are binary.
-    const reply = (await (this.redis as unknown as Scripts).vitrineQueryBuffer(
+    const reply = (await send([
       this.vectorsKey(tag),
       this.metaKey(tag),
       this.lexicalPrefix(tag),
@@ -250,7 +265,7 @@ export class SlotIndex {
             ...lexical.words,
           ]
         : [""]),
-    )) as (Buffer | number)[];
+    ])) as (Buffer | number)[];
     const kind = String(reply[0]);
     if (kind === "split") return { kind: "split", layout: String(reply[1]) };
     if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };

@@ -14,39 +14,57 @@ export interface ThreadedNearest {
   ids: string[];
   /** VSIM's scores, (1 + cosine) / 2, best first. */
   scores: number[];
+  /** The reply of the command sent ahead of them, if any. */
+  first: unknown;
+}
+
+/** A script (as ioredis's defineCommand takes it) that a query sends ahead of its VSIM. */
+export interface ScriptDefinition {
+  numberOfKeys: number;
+  lua: string;
 }
 
 export class ThreadedVsim {
   private next = 0;
 
-  constructor(private readonly connections: readonly RedisClient[]) {}
+  /** `scripts`: defined on every connection, to be sent ahead of a VSIM (nearest's `first`). */
+  constructor(
+    private readonly connections: readonly RedisClient[],
+    scripts: Record<string, ScriptDefinition> = {},
+  ) {
+    for (const connection of connections) for (const [name, definition] of Object.entries(scripts)) connection.defineCommand(name, definition);
+  }
 
   get available(): boolean {
     return this.connections.length > 0;
   }
 
   /**
-   * HNSW's `count` nearest elements of the set at `vectorsKey`, searched `ef` deep. The build is
-   * read on the same connection before and after: a rebuild committed between them (it renames a
-   * new set onto the key and names a new build) shows as two different builds.
+   * HNSW's `count` nearest elements of the set at `vectorsKey`, searched `ef` deep, in one round
+   * trip after `first` (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which
+   * Redis runs on its main thread before the VSIM. The build is read just before the VSIM and just
+   * after it: a rebuild committed between them (it renames a new set onto the key and names a new
+   * build) shows as two different builds.
    */
-  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, count: number, ef: number): Promise<ThreadedNearest> {
+  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, count: number, ef: number, first?: { command: string; args: (string | Buffer)[] }): Promise<ThreadedNearest> {
     const connection = this.connections[this.next++ % this.connections.length]!;
-    const results = await connection
-      .pipeline()
+    const pipeline = connection.pipeline();
+    if (first) (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[first.command]!(...first.args);
+    pipeline
       .hget(metaKey, "lex")
       .call("VSIM", vectorsKey, "FP32", vector, "WITHSCORES", "COUNT", String(count), "EF", String(ef))
-      .hget(metaKey, "lex")
-      .exec();
+      .hget(metaKey, "lex");
+    const results = await pipeline.exec();
     for (const [error] of results ?? []) if (error) throw error;
-    const [before, found, after] = results!.map(([, value]) => value) as [string | null, string[] | null, string | null];
+    const values = results!.map(([, value]) => value);
+    const [before, found, after] = values.slice(first ? 1 : 0) as [string | null, string[] | null, string | null];
     const ids: string[] = [];
     const scores: number[] = [];
     for (let k = 0; k + 1 < (found?.length ?? 0); k += 2) {
       ids.push(String(found![k]));
       scores.push(Number(found![k + 1]));
     }
-    return { buildBefore: before ?? "", buildAfter: after ?? "", ids, scores };
+    return { buildBefore: before ?? "", buildAfter: after ?? "", ids, scores, first: first ? values[0] : undefined };
   }
 }
 
