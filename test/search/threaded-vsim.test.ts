@@ -10,6 +10,7 @@ import { loadConfig } from "../../src/config/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery } from "../../src/search/index.js";
 import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { COMMON_WORD_NEAREST } from "../../src/storage/redis/query-script.js";
+import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
 import { monitorCommands } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
@@ -156,5 +157,15 @@ describe("VSIM on connections of its own", () => {
       await threaded.query(catalogId, query);
     });
     expect(ran.map((v) => v.client)).toEqual(["lua"]);
+  });
+
+  it("asks the script alone when the build changed after the VSIM, and says when the index is stale or split", async () => {
+    const keys = [`${prefix}{${catalogId}}:vectors`, `${prefix}{${catalogId}}:meta`, `${prefix}{${catalogId}}:lex:`];
+    const nearest = (build: string, servable = VERSION) => redis.eval(NEAREST_SCRIPT, 3, ...keys, VERSION, servable, build, "2", "", "p1", "p2") as Promise<unknown[]>;
+    const ok = await nearest(vocabulary.build);
+    expect(ok.slice(0, 3)).toEqual(["ok", N, 1]);
+    expect(JSON.parse(String(ok[3]))).toEqual(entries[1]!.attributes);
+    expect(await nearest("h-another-build")).toEqual(["moved"]);
+    expect(await nearest(vocabulary.build, "another-model|")).toEqual(["stale", VERSION]);
   });
 });

@@ -9,7 +9,9 @@
 // Reply: {"split", layout} | {"stale", version-or-""} | {"moved"} (another build since)
 //      | {"ok", size, current (0/1), attrs per hit, the nearest holding a common word as
 //         "<id> <stamp>" lines}
-export const NEAREST_SCRIPT = `
+import { HOLDERS_AMONG_LUA } from "./query-script.js";
+
+export const NEAREST_SCRIPT = `${HOLDERS_AMONG_LUA}
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 if meta[4] then return {'split', meta[4]} end
 local version = meta[1]
@@ -31,23 +33,7 @@ local lines = {}
 if ARGV[5] ~= '' and meta[2] then
   local needles = {}
   for word in string.gmatch(ARGV[5], '[^\\n]+') do needles[#needles + 1] = ' ' .. word .. ' ' end
-  local base = KEYS[3] .. meta[2] .. ':'
-  for from = 6, #ARGV, 500 do
-    local ids = {unpack(ARGV, from, math.min(#ARGV, from + 499))}
-    local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
-    for k, id in ipairs(ids) do
-      local doc = docs[k]
-      if doc then
-        local padded = doc .. ' '
-        for _, needle in ipairs(needles) do
-          if string.find(padded, needle, 1, true) then
-            lines[#lines + 1] = id .. ' ' .. (string.match(doc, '^#(%S+)') or '')
-            break
-          end
-        end
-      end
-    end
-  end
+  holdersAmong(KEYS[3] .. meta[2] .. ':docs', {unpack(ARGV, 6)}, needles, {}, function(id, stamp) lines[#lines + 1] = id .. ' ' .. stamp end)
 end
 reply[#reply + 1] = table.concat(lines, '\\n')
 return reply

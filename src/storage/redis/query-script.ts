@@ -35,6 +35,33 @@ export const VALUE_SET_EF_FACTOR = 2;
  */
 export const INTERSECTION_SAMPLE = 1024;
 
+/**
+ * Lua: holdersAmong(docsKey, ids, needles, skip, hold) calls hold(id, stamp) for each of `ids` not
+ * in the table `skip` whose doc ("#<stamp> <words>", lexical-script.ts) holds one of `needles` ("
+ * <word> "), reading the docs a few hundred per HMGET. A plain search at C speed: splitting each
+ * doc into its words cost more Redis CPU than the query's other reads.
+ */
+export const HOLDERS_AMONG_LUA = `
+local function holdersAmong(docsKey, ids, needles, skip, hold)
+  for from = 1, #ids, 500 do
+    local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
+    local docs = redis.call('HMGET', docsKey, unpack(chunk))
+    for k, id in ipairs(chunk) do
+      local doc = docs[k]
+      if doc and not skip[id] then
+        local padded = doc .. ' '
+        for _, needle in ipairs(needles) do
+          if string.find(padded, needle, 1, true) then
+            hold(id, string.match(doc, '^#(%S+)') or '')
+            break
+          end
+        end
+      end
+    end
+  end
+end
+`;
+
 // One round trip per query: check the build version (and the lexical vocabulary the caller expanded
 // the query's words with), choose how to find the nearest elements, fetch each hit's attributes
 // (Redis 8.0 has no VSIM WITHATTRIBS), and list the holders of the queried words.
@@ -89,7 +116,7 @@ export const INTERSECTION_SAMPLE = 1024;
 //         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), the
 //         holders as "<id> <stamp>" lines, and the common words, newline-separated ("" for none)}
-export const QUERY_SCRIPT = `
+export const QUERY_SCRIPT = `${HOLDERS_AMONG_LUA}
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 -- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
 if meta[4] then return {'split', meta[4]} end
@@ -525,8 +552,7 @@ local more = 0
 if hashed and #common > 0 then
   local taken, needles = 0, {}
   for _, word in ipairs(common) do
-    -- Found in a doc ("#<stamp> <words>", padded with a space) by a plain search, at C speed:
-    -- splitting each nearest doc into its words cost more Redis CPU than the search's other reads.
+    -- Looked for in the nearest elements' docs (holdersAmong, below).
     needles[#needles + 1] = ' ' .. word .. ' '
     if taken >= budget then
       more = 1
@@ -551,22 +577,7 @@ if hashed and #common > 0 then
   local nearest = {}
   for k = 8, #reply, 3 do nearest[#nearest + 1] = reply[k] end
   for _, id in ipairs(beyond) do nearest[#nearest + 1] = id end
-  for from = 1, #nearest, 500 do
-    local ids = {unpack(nearest, from, math.min(#nearest, from + 499))}
-    local docs = redis.call('HMGET', base .. 'docs', unpack(ids))
-    for k, id in ipairs(ids) do
-      local doc = docs[k]
-      if doc and not seen[id] then
-        local padded = doc .. ' '
-        for _, needle in ipairs(needles) do
-          if string.find(padded, needle, 1, true) then
-            hold(id, string.match(doc, '^#(%S+)'))
-            break
-          end
-        end
-      end
-    end
-  end
+  holdersAmong(base .. 'docs', nearest, needles, seen, hold)
 end
 -- Each holder as "<id> <stamp>" (ids hold no spaces; the stamp is "" in builds written before
 -- stamps), one line each: the caller has most holders already (holder-cache.ts) and reads the rest
