@@ -138,6 +138,17 @@ describe("VSIM on connections of its own", () => {
     }
   });
 
+  it("asks the script alone, once, for a common word it has not yet seen in the catalog", async () => {
+    const fresh = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, vsimConnections });
+    // Tells it the set's size.
+    await fresh.query(catalogId, queryOf(randomUnit(random, DIM), []));
+    const query = queryOf(randomUnit(random, DIM), ["every"]);
+    const threadedVsim = (count: number) => ({ client: expect.not.stringMatching(/^lua$/), count });
+    // Its VSIM was not widened for the word: the script answers, widened.
+    expect(await vsims(async () => void (await fresh.query(catalogId, query)))).toEqual([threadedVsim(COUNT), { client: "lua", count: COUNT * COMMON_WORD_NEAREST }]);
+    expect(await vsims(async () => void (await fresh.query(catalogId, query)))).toEqual([threadedVsim(COUNT * COMMON_WORD_NEAREST)]);
+  });
+
   it("credits the nearest elements beyond the hits that hold a common word, as the script does", async () => {
     const query = queryOf(randomUnit(random, DIM), ["every"]);
     await threaded.query(catalogId, query);
