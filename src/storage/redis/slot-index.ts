@@ -540,9 +540,15 @@ export class SlotIndex {
    * by the next one).
    */
   async drop(tag: string): Promise<void> {
-    await this.redis.del(this.vectorsKey(tag), this.buildingKey(tag));
-    await this.dropBuilds(tag, undefined, await this.redis.hget(this.metaKey(tag), "lex"));
-    await this.redis.del(this.metaKey(tag), this.buildsKey(tag), this.splitsKey(tag));
+    // The meta goes with the set, in one step: a reader then finds the tag gone (no version, which a
+    // split catalog's reader takes for parts replaced), never a version over an emptied set, which
+    // it would take for an empty part and answer without that part's products. Its build stays
+    // named in the builds set until its keys are unlinked.
+    const previous = await this.redis.hget(this.metaKey(tag), "lex");
+    if (previous) await this.redis.sadd(this.buildsKey(tag), previous);
+    await this.redis.del(this.metaKey(tag), this.vectorsKey(tag), this.buildingKey(tag));
+    await this.dropBuilds(tag, undefined, null);
+    await this.redis.del(this.buildsKey(tag), this.splitsKey(tag));
   }
 
   /**
