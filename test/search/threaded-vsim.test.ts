@@ -179,4 +179,27 @@ describe("VSIM on connections of its own", () => {
     expect(await nearest("h-another-build")).toEqual(["moved"]);
     expect(await nearest(vocabulary.build, "another-model|")).toEqual(["stale", VERSION]);
   });
+
+  it("never leaves a dropped tag with a version over an emptied set: its meta goes in the same command", async () => {
+    // A reader of a split catalog takes a part with no version for one replaced, and asks again;
+    // a part with a version and no set it would take for an empty one, and answer without it.
+    const other = `${catalogId}-dropped`;
+    await threaded.rebuild(other, VERSION, pages(entries.slice(0, 100)));
+    const deletes: string[][] = [];
+    const monitors = await forEachPrimary(redis, (node) =>
+      monitorCommands(node.options, (args) => {
+        if (/^(DEL|UNLINK)$/i.test(args[0] ?? "") && args.some((a) => a.startsWith(`${prefix}{${other}}`))) deletes.push(args.slice(1));
+      }),
+    );
+    try {
+      await threaded.drop(other);
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await Promise.all(monitors.map((m) => m.stop()));
+    }
+    const setDeletes = deletes.filter((keys) => keys.includes(`${prefix}{${other}}:vectors`));
+    expect(setDeletes).toHaveLength(1);
+    expect(setDeletes[0]).toContain(`${prefix}{${other}}:meta`);
+    expect(await redis.exists(`${prefix}{${other}}:meta`, `${prefix}{${other}}:vectors`)).toBe(0);
+  });
 });
