@@ -3,7 +3,8 @@
 // answered at most one main thread's worth of searches. Sent on its own, Redis runs VSIM on a
 // thread of its own and its main thread goes on serving the other clients (README "HNSW off Redis's
 // main thread"). A client waiting for a VSIM is blocked, commands sent after it on the same
-// connection wait too, so these connections carry nothing else, and there are several.
+// connection wait too, so these connections carry only searches (each its VSIM and what must run
+// just before it), and there are several.
 import type { RedisClient } from "./connection.js";
 
 /** The nearest elements, with the build of the catalog's index before and after they were found. */
