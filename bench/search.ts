@@ -181,9 +181,9 @@ async function workerMain(): Promise<void> {
   // @grpc/proto-loader on the project's own .proto files, as the grpc-js client test loads them),
   // beside Connect's gRPC client, so the client's own cost shows apart from the service's on these
   // shared cores.
-  const grpcJsSearchClient = grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(target.grpcUrl).host);
-  const scriptedSearchClient =
-    target.scriptedGrpcUrl && grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(target.scriptedGrpcUrl).host);
+  const searchClientAt = (url: string) => grpcJsClient<GrpcJsSearchClient>(["vitrine/v1/search_service.proto"], PROTO_INCLUDE_DIRS, "vitrine.v1.SearchService", new URL(url).host);
+  const grpcJsSearchClient = searchClientAt(target.grpcUrl);
+  const scriptedSearchClient = target.scriptedGrpcUrl ? searchClientAt(target.scriptedGrpcUrl) : undefined;
   const pairedDoors: readonly PairedDoor[] = target.scriptedGrpcUrl ? [...PAIRED_DOORS, "grpc-js-scripted"] : PAIRED_DOORS;
   const grpcJsMetadata = new grpcJs.Metadata();
   grpcJsMetadata.set(API_KEY_HEADER, target.apiKey);
@@ -292,7 +292,7 @@ async function workerMain(): Promise<void> {
         return res.results.map((r) => r.productId);
       }
       if (mode === "grpc-js") return grpcJsSearch(task.queries[q]!);
-      if (mode === "grpc-js-scripted") return grpcJsSearch(task.queries[q]!, scriptedSearchClient || undefined);
+      if (mode === "grpc-js-scripted") return grpcJsSearch(task.queries[q]!, scriptedSearchClient);
       return restSearch(task.queries[q]!, task.filters?.[q % task.filters.length]);
     };
     let errors = 0;

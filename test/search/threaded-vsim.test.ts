@@ -138,6 +138,18 @@ describe("VSIM on connections of its own", () => {
     }
   });
 
+  it("answers the largest topK with a common word as the script does: 2,500 nearest elements, their docs read 500 at a time", async () => {
+    const query = { ...queryOf(randomUnit(random, DIM), ["every", "brand5"]), count: 500 };
+    await threaded.query(catalogId, query);
+    const ran = await vsims(async () => {
+      expect(comparable(await threaded.query(catalogId, query))).toEqual(comparable(await scripted.query(catalogId, query)));
+    });
+    expect(ran).toEqual([
+      { client: expect.not.stringMatching(/^lua$/), count: 500 * COMMON_WORD_NEAREST },
+      { client: "lua", count: 500 * COMMON_WORD_NEAREST },
+    ]);
+  });
+
   it("asks the script alone, once, for a common word it has not yet seen in the catalog", async () => {
     const fresh = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, vsimConnections });
     // Tells it the set's size.

@@ -160,8 +160,9 @@ export class SlotIndex {
     const find = (first?: { command: string; args: (string | Buffer)[] }) =>
       this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), ask, Math.max(this.options.ef, ask), first);
     let nearest: ThreadedNearest | undefined;
+    // Asked for no nearest elements, the script needs no query vector.
     const words = lexical
-      ? await this.queryScripted(tag, { ...query, count: 0 }, 1, async (args) => {
+      ? await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0 }, 1, async (args) => {
           nearest = await find({ command: "vitrineQueryBuffer", args });
           return nearest.first;
         })
@@ -181,12 +182,12 @@ export class SlotIndex {
       common.join("\n"),
       ...nearest.ids,
     )) as (string | number)[];
-    const kind = String(reply[0]);
-    if (kind === "split") return { kind: "split", layout: String(reply[1]) };
-    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
-    if (kind === "moved") return undefined;
+    const refused = refusalOf(reply);
+    if (refused) return refused;
+    if (String(reply[0]) === "moved") return undefined;
     const size = Number(reply[1]);
-    this.facts.learn(tag, size, common);
+    // Its common words were learned from the script's answer.
+    this.facts.learn(tag, size, []);
     if (size <= query.exactUpTo) return undefined;
     const shown = Math.min(query.count, nearest.ids.length);
     const hits: IndexHit[] = [];
@@ -266,10 +267,9 @@ export class SlotIndex {
           ]
         : [""]),
     ])) as (Buffer | number)[];
-    const kind = String(reply[0]);
-    if (kind === "split") return { kind: "split", layout: String(reply[1]) };
-    if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
-    if (kind === "vocabulary") return { kind: "vocabulary" };
+    const refused = refusalOf(reply);
+    if (refused) return refused;
+    if (String(reply[0]) === "vocabulary") return { kind: "vocabulary" };
     const mode = Number(reply[2]);
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
@@ -850,6 +850,14 @@ function unitLength(vector: Float32Array): Float32Array {
   return length === 0 || Math.abs(length - 1) < 1e-7 ? vector : vector.map((x) => x / length);
 }
 
+
+/** A query script's reply that the tag is split or its index stale (both scripts answer so alike). */
+function refusalOf(reply: readonly unknown[]): SplitAnswer | { kind: "stale"; version: string | undefined } | undefined {
+  const kind = String(reply[0]);
+  if (kind === "split") return { kind: "split", layout: String(reply[1]) };
+  if (kind === "stale") return { kind: "stale", version: String(reply[1]) === "" ? undefined : String(reply[1]) };
+  return undefined;
+}
 
 function check(results: [Error | null, unknown][] | null): void {
   for (const [error] of results ?? []) if (error) throw error;
