@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery } from "../../src/search/index.js";
-import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient, type RedisTarget } from "../../src/storage/redis/index.js";
 import { COMMON_WORD_NEAREST } from "../../src/storage/redis/query-script.js";
 import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
@@ -39,6 +39,7 @@ let threaded: RedisVectorIndex;
 /** Asks everything of the query script. */
 let scripted: RedisVectorIndex;
 let vocabulary: { build: string; size: number };
+let target: RedisTarget;
 
 async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
   for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
@@ -93,7 +94,7 @@ async function vsims(work: () => Promise<void>): Promise<{ client: string; count
 
 beforeAll(async () => {
   const config = loadConfig(redisEnv());
-  const target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
+  target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
   redis = await openRedis(target);
   vsimConnections = await Promise.all([openRedis(target), openRedis(target)]);
   threaded = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
@@ -190,6 +191,51 @@ describe("VSIM on connections of its own", () => {
     expect(JSON.parse(String(ok[3]))).toEqual(entries[1]!.attributes);
     expect(await nearest("h-another-build")).toEqual(["moved"]);
     expect(await nearest(vocabulary.build, "another-model|")).toEqual(["stale", VERSION]);
+  });
+
+  it("answers nothing of a build replaced while its VSIM ran: the nearest script finds the new build and the script answers", async () => {
+    const other = `${catalogId}-replaced`;
+    const before = entries.slice(0, 200);
+    // The build that replaces it: other products, so a hit of the first build shows.
+    const after = before.map((e, i) => ({ ...e, productId: `q${i}`, attributes: { n: i, build: "second" } }));
+    await threaded.rebuild(other, VERSION, pages(before));
+    const hooked = await openRedis(target);
+    let replaced = 0;
+    // Between the VSIM's reply and the nearest script: a reindex committing.
+    const pipeline = hooked.pipeline.bind(hooked);
+    hooked.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      const p = pipeline(...args);
+      const exec = p.exec.bind(p);
+      p.exec = (async () => {
+        const results = await exec();
+        if (replaced++ === 0) await threaded.rebuild(other, VERSION, pages(after));
+        return results;
+      }) as typeof p.exec;
+      return p;
+    }) as typeof hooked.pipeline;
+    try {
+      const index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, vsimConnections: [hooked] });
+      const read = await index.vocabulary(other, undefined);
+      const rare = queryOf(randomUnit(random, DIM), ["brand3"]);
+      const words = { ...rare, lexical: { ...rare.lexical!, vocabulary: { build: read.build!, size: read.words.length } } };
+      // Tells it the set's size (no VSIM on the hooked connection: the size is not known yet).
+      await index.query(other, queryOf(randomUnit(random, DIM), []));
+      expect(replaced).toBe(0);
+      // Words: the vocabulary read is of the replaced build; the caller reads it again.
+      expect((await index.query(other, words)).kind).toBe("vocabulary");
+      expect(replaced).toBe(1);
+      await threaded.rebuild(other, VERSION, pages(before));
+      replaced = 0;
+      // No words: the build read before the VSIM is gone; the script answers from the new one.
+      const answer = await index.query(other, queryOf(randomUnit(random, DIM), []));
+      expect(replaced).toBe(1);
+      if (answer.kind !== "ok") throw new Error(answer.kind);
+      expect(answer.hits).toHaveLength(COUNT);
+      for (const hit of answer.hits) expect(hit.attributes).toEqual(after[Number(hit.productId.slice(1))]!.attributes);
+    } finally {
+      hooked.disconnect();
+      await threaded.drop(other);
+    }
   });
 
   it("never leaves a dropped tag with a version over an emptied set: its meta goes in the same command", async () => {

@@ -148,10 +148,10 @@ export class SlotIndex {
   /**
    * An unfiltered query whose nearest elements a VSIM of its own finds (threaded-nearest.ts), sent
    * after QUERY_SCRIPT asked for none (which checks the build and names the holders of the query's
-   * words) in one round trip; then NEAREST_SCRIPT reads the hits' attributes and names the nearest
-   * that hold a common word. The same answer as QUERY_SCRIPT's alone, or undefined when it cannot be
-   * told to be (a rebuild between the calls, a common word not known to widen the VSIM, a set now
-   * scanned exactly): then the caller asks QUERY_SCRIPT.
+   * words) in one round trip; then NEAREST_SCRIPT checks the build is still that one, reads the hits'
+   * attributes and names the nearest that hold a common word. The same answer as QUERY_SCRIPT's
+   * alone, or undefined when it cannot be told to be (a rebuild since the first call, a common word
+   * not known to widen the VSIM, a set now scanned exactly): then the caller asks QUERY_SCRIPT.
    */
   private async queryThreaded(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
@@ -170,14 +170,18 @@ export class SlotIndex {
     if (words && words.kind !== "ok") return words;
     nearest ??= await find();
     const common = words?.commonWords ?? [];
-    if (nearest.buildBefore !== nearest.buildAfter || (lexical && nearest.buildBefore !== lexical.vocabulary.build) || (common.length > 0 && !widened)) return undefined;
+    if (common.length > 0 && !widened) return undefined;
+    // The script ahead of the VSIM answered only for the build its vocabulary was read from. A
+    // rebuild committed after that (or after the read in its place) shows to NEAREST_SCRIPT as
+    // another build ("moved"), whether before, during or after the VSIM.
+    const build = words ? lexical!.vocabulary.build : nearest.build!;
     const reply = (await (this.redis as unknown as Scripts).vitrineNearest(
       this.vectorsKey(tag),
       this.metaKey(tag),
       this.lexicalPrefix(tag),
       query.expectedVersion,
       query.servableVersionPrefix,
-      nearest.buildBefore,
+      build,
       String(query.count),
       common.join("\n"),
       ...nearest.ids,

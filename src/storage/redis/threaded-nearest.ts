@@ -7,11 +7,14 @@
 // just before it), and there are several.
 import type { RedisClient } from "./connection.js";
 
-/** The nearest elements, with the build of the catalog's index before and after they were found. */
+/** The nearest elements, and the build they were searched in when no command went ahead of them. */
 export interface ThreadedNearest {
-  /** The meta hash's `lex` (the build) read just before the VSIM, and just after ("" for none). */
-  buildBefore: string;
-  buildAfter: string;
+  /**
+   * The meta hash's `lex` read just before the VSIM ("" for none), when nothing was sent ahead of
+   * it; a command sent ahead checks the build itself. Either is the build the VSIM searched unless
+   * a rebuild committed since, which a later look at `lex` shows (builds are never named twice).
+   */
+  build: string | undefined;
   ids: string[];
   /** VSIM's scores, (1 + cosine) / 2, best first. */
   scores: number[];
@@ -43,29 +46,24 @@ export class ThreadedVsim {
   /**
    * HNSW's `count` nearest elements of the set at `vectorsKey`, searched `ef` deep, in one round
    * trip after `first` (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which
-   * Redis runs on its main thread before the VSIM. The build is read just before the VSIM and just
-   * after it: a rebuild committed between them (it renames a new set onto the key and names a new
-   * build) shows as two different builds.
+   * Redis runs on its main thread before the VSIM; without one, after a read of the build.
    */
   async nearest(vectorsKey: string, metaKey: string, vector: Buffer, count: number, ef: number, first?: { command: string; args: (string | Buffer)[] }): Promise<ThreadedNearest> {
     const connection = this.connections[this.next++ % this.connections.length]!;
     const pipeline = connection.pipeline();
     if (first) (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[first.command]!(...first.args);
-    pipeline
-      .hget(metaKey, "lex")
-      .call("VSIM", vectorsKey, "FP32", vector, "WITHSCORES", "COUNT", String(count), "EF", String(ef))
-      .hget(metaKey, "lex");
+    else pipeline.hget(metaKey, "lex");
+    pipeline.call("VSIM", vectorsKey, "FP32", vector, "WITHSCORES", "COUNT", String(count), "EF", String(ef));
     const results = await pipeline.exec();
     for (const [error] of results ?? []) if (error) throw error;
-    const values = results!.map(([, value]) => value);
-    const [before, found, after] = values.slice(first ? 1 : 0) as [string | null, string[] | null, string | null];
+    const [ahead, found] = results!.map(([, value]) => value) as [unknown, string[] | null];
     const ids: string[] = [];
     const scores: number[] = [];
     for (let k = 0; k + 1 < (found?.length ?? 0); k += 2) {
       ids.push(String(found![k]));
       scores.push(Number(found![k + 1]));
     }
-    return { buildBefore: before ?? "", buildAfter: after ?? "", ids, scores, first: first ? values[0] : undefined };
+    return first ? { build: undefined, ids, scores, first: ahead } : { build: (ahead as string | null) ?? "", ids, scores, first: undefined };
   }
 }
 
