@@ -185,7 +185,7 @@ describe("VSIM on connections of its own", () => {
 
   it("asks the script alone when the build changed after the VSIM, and says when the index is stale or split", async () => {
     const keys = [`${prefix}{${catalogId}}:vectors`, `${prefix}{${catalogId}}:meta`, `${prefix}{${catalogId}}:lex:`];
-    const nearest = (build: string, servable = VERSION) => redis.eval(NEAREST_SCRIPT, 3, ...keys, VERSION, servable, build, "2", "", "p1", "p2") as Promise<unknown[]>;
+    const nearest = (build: string, servable = VERSION) => redis.eval(NEAREST_SCRIPT, 3, ...keys, VERSION, servable, build, "2", "", "", "p1", "p2") as Promise<unknown[]>;
     const ok = await nearest(vocabulary.build);
     expect(ok.slice(0, 3)).toEqual(["ok", N, 1]);
     expect(JSON.parse(String(ok[3]))).toEqual(entries[1]!.attributes);
@@ -259,5 +259,131 @@ describe("VSIM on connections of its own", () => {
     expect(setDeletes).toHaveLength(1);
     expect(setDeletes[0]).toContain(`${prefix}{${other}}:meta`);
     expect(await redis.exists(`${prefix}{${other}}:meta`, `${prefix}{${other}}:vectors`)).toBe(0);
+  });
+});
+
+// Past the size from which an exact scan runs on Redis's threads too (slot-index.ts, 10,000).
+const LARGE = 12_000;
+const COLOURS = ["red", "blue", "green", "black", "white", "grey", "pink", "navy", "tan", "gold"];
+const large: IndexEntry[] = Array.from({ length: LARGE }, (_, i) => ({
+  productId: `l${i}`,
+  vector: randomUnit(random, DIM),
+  attributes: { n: i, colour: COLOURS[i % 10]!, price: i % 100, rank: i % 7 === 0 ? "BOOST" : "NO_BOOST" },
+  words: [...(i % 2 === 0 ? ["every"] : []), `brand${i % 40}`, `w${i}`],
+}));
+const largeId = `${catalogId}-large`;
+
+describe("filters pushed down into a VSIM of its own, and exact scans of a large set", () => {
+  let largeVocabulary: { build: string; size: number };
+  const filtered = (filters: IndexQuery["filters"], words: string[], exactUpTo: number): IndexQuery => {
+    const query = queryOf(randomUnit(random, DIM), words);
+    return { ...query, filters, exactUpTo, count: 2 * COUNT, lexical: query.lexical && { ...query.lexical, vocabulary: largeVocabulary } };
+  };
+  const vsimsOf = async (work: () => Promise<void>) => {
+    const seen: { client: string; args: string[] }[] = [];
+    const monitors = await forEachPrimary(redis, (node) =>
+      monitorCommands(node.options, (args, client) => {
+        if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${largeId}}:vectors`) seen.push({ client, args: args.slice(4) });
+      }),
+    );
+    try {
+      await work();
+      await new Promise((r) => setTimeout(r, 200));
+      return seen;
+    } finally {
+      await Promise.all(monitors.map((m) => m.stop()));
+    }
+  };
+
+  beforeAll(async () => {
+    await threaded.rebuild(largeId, VERSION, pages(large));
+    const read = await threaded.vocabulary(largeId, undefined);
+    largeVocabulary = { build: read.build!, size: read.words.length };
+  }, 120_000);
+
+  afterAll(async () => {
+    await threaded?.drop(largeId);
+  });
+
+  it("answers as the query script alone does, by HNSW and by an exact scan, with and without words", async () => {
+    const cases: [string, IndexQuery["filters"]][] = [
+      ["10%", [{ field: "colour", operator: "eq", value: "navy" }]],
+      ["1%, two filters", [{ field: "colour", operator: "in", value: ["tan", "gold"] }, { field: "price", operator: "lt", value: 10 }]],
+      ["one product", [{ field: "n", operator: "eq", value: 4321 }]],
+    ];
+    for (const [label, filters] of cases) {
+      for (const words of [[], ["brand3"], ["every", "brand3"]]) {
+        for (const exactUpTo of [0, Infinity]) {
+          const query = filtered(filters, words, exactUpTo);
+          await threaded.query(largeId, query);
+          const ran = await vsimsOf(async () => {
+            expect(comparable(await threaded.query(largeId, query)), `${label}, ${words.join(" ")}, exactUpTo ${exactUpTo}`).toEqual(comparable(await scripted.query(largeId, query)));
+          });
+          const scan = exactUpTo === Infinity;
+          expect(ran.map((v) => v.client === "lua"), label).toEqual([false, true]);
+          // The same VSIM either way: its COUNT, TRUTH or EF, and the filter.
+          expect(ran[0]!.args, label).toEqual(ran[1]!.args);
+          expect(ran[0]!.args.includes("TRUTH"), label).toBe(scan);
+          expect(ran[0]!.args.includes("FILTER"), label).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("leaves a scan of a set of at most 10,000 elements to the script: one round trip", async () => {
+    const small = `${catalogId}-small-scan`;
+    await threaded.rebuild(small, VERSION, pages(large.slice(0, 10_000)));
+    try {
+      const query = { ...queryOf(randomUnit(random, DIM), []), exactUpTo: Infinity, filters: [{ field: "colour", operator: "eq", value: "red" }] } as IndexQuery;
+      await threaded.query(small, query);
+      const seen: string[] = [];
+      const monitors = await forEachPrimary(redis, (node) =>
+        monitorCommands(node.options, (args, client) => {
+          if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${small}}:vectors`) seen.push(client);
+        }),
+      );
+      try {
+        const answer = await threaded.query(small, query);
+        expect(answer.kind === "ok" && answer.exact).toBe(true);
+        await new Promise((r) => setTimeout(r, 200));
+      } finally {
+        await Promise.all(monitors.map((m) => m.stop()));
+      }
+      expect(seen).toEqual(["lua"]);
+    } finally {
+      await threaded.drop(small);
+    }
+  });
+
+  it("leaves filters on a build with field postings to the script, after one look", async () => {
+    const withPostings = `${catalogId}-postings`;
+    const writer = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true });
+    await writer.rebuild(withPostings, VERSION, pages(large.slice(0, 3000)));
+    try {
+      const reader = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, vsimConnections });
+      const query = { ...queryOf(randomUnit(random, DIM), []), filters: [{ field: "colour", operator: "eq", value: "red" }] } as IndexQuery;
+      const clients = async () => {
+        const seen: string[] = [];
+        const monitors = await forEachPrimary(redis, (node) =>
+          monitorCommands(node.options, (args, client) => {
+            if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${withPostings}}:vectors`) seen.push(client === "lua" ? "lua" : "client");
+          }),
+        );
+        try {
+          expect(comparable(await reader.query(withPostings, query))).toEqual(comparable(await writer.query(withPostings, query)));
+          await new Promise((r) => setTimeout(r, 200));
+          return seen.filter((c) => c === "client").length;
+        } finally {
+          await Promise.all(monitors.map((m) => m.stop()));
+        }
+      };
+      // Learns the set's size (a filtered answer of candidates does not tell it), then sends a VSIM
+      // of its own once, learns the build has postings, and no more.
+      await reader.query(withPostings, { ...query, filters: [] });
+      expect(await clients()).toBe(1);
+      expect(await clients()).toBe(0);
+    } finally {
+      await writer.drop(withPostings);
+    }
   });
 });

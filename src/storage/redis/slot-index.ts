@@ -87,6 +87,13 @@ const MAX_POSTFILTER_COUNT = 1000;
 const VALUE_SET_SCAN_MOST = 20_000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
+/**
+ * An exact scan (VSIM TRUTH: a filter asked exactly, or a set up to SEARCH_EXACT_UP_TO) of more
+ * elements than this runs on Redis's threads like an HNSW search (threaded-nearest.ts): in the
+ * script it would hold Redis's main thread for its whole length (15-24 ms at 100k, about 10 times
+ * that at 1M), where a smaller one costs less than the extra round trip.
+ */
+const SCAN_ON_THREADS_FROM = 10_000;
 /** VADD's M when none is given, and so the M of every build from before builds recorded theirs. */
 const DEFAULT_HNSW_M = 16;
 
@@ -136,33 +143,52 @@ export class SlotIndex {
    * catalog's query costs about what one set's would.
    */
   async query(tag: string, query: IndexQuery, share = 1): Promise<IndexAnswer | SplitAnswer> {
-    // Unfiltered HNSW (a set larger than is scanned exactly, as last seen): its VSIM on a thread.
     const size = this.facts.size(tag);
-    if (this.threaded.available && query.filters.length === 0 && query.count > 0 && size !== undefined && size > query.exactUpTo) {
-      const answer = await this.queryThreaded(tag, query);
+    if (size !== undefined && this.threadable(tag, query, size)) {
+      const answer = await this.queryThreaded(tag, query, size <= query.exactUpTo);
       if (answer) return answer;
     }
     return this.queryScripted(tag, query, share);
   }
 
   /**
-   * An unfiltered query whose nearest elements a VSIM of its own finds (threaded-nearest.ts), sent
-   * after QUERY_SCRIPT asked for none (which checks the build and names the holders of the query's
-   * words) in one round trip; then NEAREST_SCRIPT checks the build is still that one, reads the hits'
-   * attributes and names the nearest that hold a common word. The same answer as QUERY_SCRIPT's
-   * alone, or undefined when it cannot be told to be (a rebuild since the first call, a common word
-   * not known to widen the VSIM, a set now scanned exactly): then the caller asks QUERY_SCRIPT.
+   * Whether the query's VSIM goes on a connection of its own, by the set's size as last seen: an
+   * HNSW search, or an exact scan of more than SCAN_ON_THREADS_FROM elements, unfiltered or with
+   * filters pushed down into it (no field postings, whose paths the script chooses from what it
+   * reads of them).
    */
-  private async queryThreaded(tag: string, query: IndexQuery): Promise<IndexAnswer | SplitAnswer | undefined> {
+  private threadable(tag: string, query: IndexQuery, size: number): boolean {
+    if (!this.threaded.available || query.count === 0) return false;
+    if (query.filters.length > 0 && (this.options.filterPostings || this.facts.hasPostings(tag))) return false;
+    return size > query.exactUpTo || size > SCAN_ON_THREADS_FROM;
+  }
+
+  /**
+   * A query whose nearest elements a VSIM of its own finds (threaded-nearest.ts; HNSW, or an exact
+   * scan, with the filters pushed down as QUERY_SCRIPT would), sent after QUERY_SCRIPT asked for
+   * none (which checks the build and names the holders of the query's words) in one round trip;
+   * then NEAREST_SCRIPT checks the build is still that one, reads the hits' attributes and names the
+   * nearest that hold a common word. The same answer as QUERY_SCRIPT's alone, or undefined when it
+   * cannot be told to be (a rebuild since the first call, a common word not known to widen the VSIM,
+   * a set now searched the other way, filters on a build with field postings): then the caller asks
+   * QUERY_SCRIPT.
+   */
+  private async queryThreaded(tag: string, query: IndexQuery, scan: boolean): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
     const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
-    const find = (first?: { command: string; args: (string | Buffer)[] }) =>
-      this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), ask, Math.max(this.options.ef, ask), first);
+    const filter = redisFilterExpression(query.filters);
+    const search = {
+      count: ask,
+      ef: scan ? undefined : Math.max(this.options.ef, ask),
+      filter: filter === undefined ? undefined : { expression: filter, ef: query.count * FILTER_EF_PER_HIT },
+    };
+    const find = (first?: { command: string; args: (string | Buffer)[] }) => this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, first);
     let nearest: ThreadedNearest | undefined;
-    // Asked for no nearest elements, the script needs no query vector.
+    // Asked for no nearest elements, the script needs no query vector; without field postings it
+    // leaves filters to the caller, holders included.
     const words = lexical
-      ? await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0 }, 1, async (args) => {
+      ? await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [] }, 1, async (args) => {
           nearest = await find({ command: "vitrineQueryBuffer", args });
           return nearest.first;
         })
@@ -184,15 +210,21 @@ export class SlotIndex {
       build,
       String(query.count),
       common.join("\n"),
+      query.filters.length > 0 ? "1" : "",
       ...nearest.ids,
     )) as (string | number)[];
     const refused = refusalOf(reply);
     if (refused) return refused;
     if (String(reply[0]) === "moved") return undefined;
+    if (String(reply[0]) === "postings") {
+      this.facts.notePostings(tag);
+      return undefined;
+    }
     const size = Number(reply[1]);
     // Its common words were learned from the script's answer.
     this.facts.learn(tag, size, []);
-    if (size <= query.exactUpTo) return undefined;
+    // The script would now search the set the other way (HNSW or a scan).
+    if ((size <= query.exactUpTo) !== scan) return undefined;
     const shown = Math.min(query.count, nearest.ids.length);
     const hits: IndexHit[] = [];
     for (let k = 0; k < shown; k++) hits.push({ productId: nearest.ids[k]!, cosine: 2 * nearest.scores[k]! - 1, attributes: attributesOf(String(reply[3 + k])) });
@@ -207,7 +239,7 @@ export class SlotIndex {
     return {
       kind: "ok",
       size,
-      exact: false,
+      exact: scan,
       current: Number(reply[2]) === 1 && (words?.current ?? true),
       hits,
       lexical: holders,

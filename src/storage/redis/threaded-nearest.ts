@@ -22,6 +22,15 @@ export interface ThreadedNearest {
   first: unknown;
 }
 
+/** What a VSIM asks: as QUERY_SCRIPT would for the same query. */
+export interface NearestSearch {
+  count: number;
+  /** HNSW's depth, or undefined for an exact scan (TRUTH). */
+  ef: number | undefined;
+  /** A FILTER expression (filter-expression.ts) and its FILTER-EF. */
+  filter?: { expression: string; ef: number } | undefined;
+}
+
 /** A script (as ioredis's defineCommand takes it) that a query sends ahead of its VSIM. */
 export interface ScriptDefinition {
   numberOfKeys: number;
@@ -44,16 +53,27 @@ export class ThreadedVsim {
   }
 
   /**
-   * HNSW's `count` nearest elements of the set at `vectorsKey`, searched `ef` deep, in one round
-   * trip after `first` (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which
-   * Redis runs on its main thread before the VSIM; without one, after a read of the build.
+   * The `search.count` nearest elements of the set at `vectorsKey`, in one round trip after `first`
+   * (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which Redis runs on its main
+   * thread before the VSIM; without one, after a read of the build.
    */
-  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, count: number, ef: number, first?: { command: string; args: (string | Buffer)[] }): Promise<ThreadedNearest> {
+  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, search: NearestSearch, first?: { command: string; args: (string | Buffer)[] }): Promise<ThreadedNearest> {
     const connection = this.connections[this.next++ % this.connections.length]!;
     const pipeline = connection.pipeline();
     if (first) (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[first.command]!(...first.args);
     else pipeline.hget(metaKey, "lex");
-    pipeline.call("VSIM", vectorsKey, "FP32", vector, "WITHSCORES", "COUNT", String(count), "EF", String(ef));
+    // In QUERY_SCRIPT's order, so that both ask Redis the same.
+    pipeline.call(
+      "VSIM",
+      vectorsKey,
+      "FP32",
+      vector,
+      "WITHSCORES",
+      "COUNT",
+      String(search.count),
+      ...(search.ef === undefined ? ["TRUTH"] : ["EF", String(search.ef)]),
+      ...(search.filter ? ["FILTER", search.filter.expression, "FILTER-EF", String(search.filter.ef)] : []),
+    );
     const results = await pipeline.exec();
     for (const [error] of results ?? []) if (error) throw error;
     const [ahead, found] = results!.map(([, value]) => value) as [unknown, string[] | null];
@@ -74,12 +94,23 @@ const WORDS_KEPT = 4096;
 
 /**
  * What the answers of each tag's queries said of it: how many elements it has (a set scanned
- * exactly is not asked of HNSW) and which words are common there (a query with one asks for more
- * nearest elements: QUERY_SCRIPT's widening).
+ * exactly is not asked of HNSW), which words are common there (a query with one asks for more
+ * nearest elements: QUERY_SCRIPT's widening), and whether its build keeps field postings (its
+ * filtered queries are then the script's).
  */
 export class TagFacts {
   private readonly sizes = new Map<string, number>();
   private readonly common = new Map<string, Set<string>>();
+  private readonly postings = new Set<string>();
+
+  hasPostings(tag: string): boolean {
+    return this.postings.has(tag);
+  }
+
+  notePostings(tag: string): void {
+    if (this.postings.size >= TAGS_KEPT) this.postings.clear();
+    this.postings.add(tag);
+  }
 
   size(tag: string): number | undefined {
     return this.sizes.get(tag);
