@@ -15,6 +15,7 @@ import { parseRecommendationRequest, parseSearchRequest } from "./requests.js";
 import { LEXICAL_LIMITS, lexicalSimilarity, lexicalWords, NO_LEXICAL_MATCH } from "./lexical.js";
 import { elementVisual, queryVector, scoreFromDots } from "./vector-layout.js";
 import type { Boosts, QueryVector } from "./vector-layout.js";
+import { ShortFilters } from "./short-filters.js";
 import { Vocabularies } from "./vocabularies.js";
 import { recommendationVisual } from "./visual-space.js";
 import type { StoredMap, VisualSpaces } from "./visual-space.js";
@@ -112,6 +113,7 @@ export class Searcher {
   private readonly vocabularies: Vocabularies;
   /** Catalogs whose index was last seen built from a previous map, and since when. */
   private readonly outdatedSince = new Map<string, number>();
+  private readonly shortFilters = new ShortFilters();
 
   constructor(
     private readonly source: SearchSource,
@@ -289,7 +291,9 @@ export class Searcher {
     let wanted = want.topK + (want.exclude === undefined ? 0 : 1);
     if (want.filters.length > 0) wanted *= 2;
     let count = query ? wanted : 0;
-    let exactUpTo = this.settings.exactUpTo;
+    // A filter that left the approximate search short lately is scanned at once (short-filters.ts).
+    const filterKey = want.filters.length > 0 ? `${catalogId}\n${JSON.stringify(want.filters)}` : undefined;
+    let exactUpTo = filterKey && count > 0 && this.shortFilters.scanAtOnce(filterKey) ? Infinity : this.settings.exactUpTo;
     let synced = false;
     let vocabularyReads = 0;
     let vocabulary = typed && typed.words.length > 0 ? await this.vocabularies.get(catalogId) : undefined;
@@ -350,7 +354,9 @@ export class Searcher {
         }
       }
       const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
-      if (nearest.length < count && !answer.exact) {
+      const short = nearest.length < count && !answer.exact;
+      if (filterKey && count > 0 && !answer.exact) this.shortFilters.note(filterKey, short);
+      if (short) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;
         continue;

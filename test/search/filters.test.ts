@@ -28,6 +28,9 @@ import {
   textQuery,
 } from "../support/search-fixture.js";
 import type { Hit, Indexed, Json, JsonRecord, ProductSpec, Rank, Served } from "../support/search-fixture.js";
+import { forEachPrimary } from "../../src/storage/redis/index.js";
+import { SCAN_PROBE_EVERY, SHORT_BEFORE_SCAN } from "../../src/search/short-filters.js";
+import { monitorCommands } from "../support/redis-monitor.js";
 
 // ---------------------------------------------------------------------------------------------
 // The reference rule, from the table in src/search/filters.ts (MongoDB-like):
@@ -387,6 +390,44 @@ describe.each([
   });
 
   describe.runIf(hnsw)("selective filters, where an approximate filtered search may stop early", () => {
+    /** How each /search of `body` asked the catalog's set, in order: "hnsw" (EF) or "scan" (TRUTH). */
+    async function searchesOf(body: object, times: number): Promise<string[][]> {
+      const asked: string[][] = [];
+      const vectors = `${f.s.server.config.redis.keyPrefix}{${f.catalogId}}:vectors`;
+      let current: string[] = [];
+      const monitors = await forEachPrimary(f.s.server.app.redis, (node) =>
+        monitorCommands(node.options, (args) => {
+          if (args[0]?.toUpperCase() === "VSIM" && args[1] === vectors) current.push(args.some((a) => a.toUpperCase() === "TRUTH") ? "scan" : "hnsw");
+        }),
+      );
+      try {
+        for (let k = 0; k < times; k++) {
+          const res = await f.s.api.post("/search", body);
+          expect(res.status).toBe(200);
+          expectHits(res.body.results, expectedSearch(f, (body as { filters: Filter[] }).filters, 10, QUERY));
+          // MONITOR's lines may trail the reply.
+          await new Promise((r) => setTimeout(r, 100));
+          asked.push(current);
+          current = [];
+        }
+        return asked;
+      } finally {
+        await Promise.all(monitors.map((m) => m.stop()));
+      }
+    }
+
+    // With postings the filter's 3 candidates are scored at once: no search comes up short.
+    it.runIf(!env.SEARCH_FILTER_POSTINGS)("scans a filter at once once its approximate search came up short twice in a row, and tries HNSW again now and then", async () => {
+      // A filter of its own (no other test asks it): 3 of 300 pass, fewer than the 20 asked.
+      const body = searchBody(f, [F("rare", "eq", true), F("price", "gte", 0)], 10);
+      const asked = await searchesOf(body, SHORT_BEFORE_SCAN + SCAN_PROBE_EVERY + 1);
+      const short = ["hnsw", "scan"];
+      expect(asked.slice(0, SHORT_BEFORE_SCAN)).toEqual(Array(SHORT_BEFORE_SCAN).fill(short));
+      // Scanned at once, but for the probe, which finds it still short.
+      const probe = SHORT_BEFORE_SCAN + SCAN_PROBE_EVERY - 1;
+      asked.slice(SHORT_BEFORE_SCAN).forEach((a, k) => expect(a, `search ${SHORT_BEFORE_SCAN + k}`).toEqual(SHORT_BEFORE_SCAN + k === probe ? short : ["scan"]));
+    });
+
 
     /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */
     function deepSubject(): string {
