@@ -73,13 +73,15 @@ function comparable(answer: IndexAnswer) {
   };
 }
 
-/** The VSIMs of the catalog's set Redis runs during `work`: who sent each (a client, or "lua") and its COUNT. */
-async function vsims(work: () => Promise<void>): Promise<{ client: string; count: number }[]> {
-  const seen: { client: string; count: number }[] = [];
+/**
+ * The VSIMs of a tag's set Redis runs during `work`: who sent each (a client's address, or "lua")
+ * and its arguments after the query vector.
+ */
+async function vsimsOf(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  const seen: { client: string; args: string[] }[] = [];
   const monitors = await forEachPrimary(redis, (node) =>
     monitorCommands(node.options, (args, client) => {
-      if (args[0]?.toUpperCase() !== "VSIM" || args[1] !== `${prefix}{${catalogId}}:vectors`) return;
-      seen.push({ client, count: Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]) });
+      if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${tag}}:vectors`) seen.push({ client, args: args.slice(4) });
     }),
   );
   try {
@@ -90,6 +92,11 @@ async function vsims(work: () => Promise<void>): Promise<{ client: string; count
   } finally {
     await Promise.all(monitors.map((m) => m.stop()));
   }
+}
+
+/** The VSIMs of the catalog's set Redis runs during `work`: who sent each and its COUNT. */
+async function vsims(work: () => Promise<void>): Promise<{ client: string; count: number }[]> {
+  return (await vsimsOf(catalogId, work)).map(({ client, args }) => ({ client, count: Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]) }));
 }
 
 beforeAll(async () => {
@@ -279,22 +286,6 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     const query = queryOf(randomUnit(random, DIM), words);
     return { ...query, filters, exactUpTo, count: 2 * COUNT, lexical: query.lexical && { ...query.lexical, vocabulary: largeVocabulary } };
   };
-  const vsimsOf = async (work: () => Promise<void>) => {
-    const seen: { client: string; args: string[] }[] = [];
-    const monitors = await forEachPrimary(redis, (node) =>
-      monitorCommands(node.options, (args, client) => {
-        if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${largeId}}:vectors`) seen.push({ client, args: args.slice(4) });
-      }),
-    );
-    try {
-      await work();
-      await new Promise((r) => setTimeout(r, 200));
-      return seen;
-    } finally {
-      await Promise.all(monitors.map((m) => m.stop()));
-    }
-  };
-
   beforeAll(async () => {
     await threaded.rebuild(largeId, VERSION, pages(large));
     const read = await threaded.vocabulary(largeId, undefined);
@@ -316,7 +307,7 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
         for (const exactUpTo of [0, Infinity]) {
           const query = filtered(filters, words, exactUpTo);
           await threaded.query(largeId, query);
-          const ran = await vsimsOf(async () => {
+          const ran = await vsimsOf(largeId, async () => {
             expect(comparable(await threaded.query(largeId, query)), `${label}, ${words.join(" ")}, exactUpTo ${exactUpTo}`).toEqual(comparable(await scripted.query(largeId, query)));
           });
           const scan = exactUpTo === Infinity;
@@ -336,20 +327,11 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     try {
       const query = { ...queryOf(randomUnit(random, DIM), []), exactUpTo: Infinity, filters: [{ field: "colour", operator: "eq", value: "red" }] } as IndexQuery;
       await threaded.query(small, query);
-      const seen: string[] = [];
-      const monitors = await forEachPrimary(redis, (node) =>
-        monitorCommands(node.options, (args, client) => {
-          if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${small}}:vectors`) seen.push(client);
-        }),
-      );
-      try {
+      const seen = await vsimsOf(small, async () => {
         const answer = await threaded.query(small, query);
         expect(answer.kind === "ok" && answer.exact).toBe(true);
-        await new Promise((r) => setTimeout(r, 200));
-      } finally {
-        await Promise.all(monitors.map((m) => m.stop()));
-      }
-      expect(seen).toEqual(["lua"]);
+      });
+      expect(seen.map((v) => v.client)).toEqual(["lua"]);
     } finally {
       await threaded.drop(small);
     }
@@ -363,19 +345,10 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
       const reader = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, vsimConnections });
       const query = { ...queryOf(randomUnit(random, DIM), []), filters: [{ field: "colour", operator: "eq", value: "red" }] } as IndexQuery;
       const clients = async () => {
-        const seen: string[] = [];
-        const monitors = await forEachPrimary(redis, (node) =>
-          monitorCommands(node.options, (args, client) => {
-            if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${withPostings}}:vectors`) seen.push(client === "lua" ? "lua" : "client");
-          }),
-        );
-        try {
+        const seen = await vsimsOf(withPostings, async () => {
           expect(comparable(await reader.query(withPostings, query))).toEqual(comparable(await writer.query(withPostings, query)));
-          await new Promise((r) => setTimeout(r, 200));
-          return seen.filter((c) => c === "client").length;
-        } finally {
-          await Promise.all(monitors.map((m) => m.stop()));
-        }
+        });
+        return seen.filter((v) => v.client !== "lua").length;
       };
       // Learns the set's size (a filtered answer of candidates does not tell it), then sends a VSIM
       // of its own once, learns the build has postings, and no more.
