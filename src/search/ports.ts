@@ -106,6 +106,12 @@ export type IndexAnswer =
       lexical: LexicalHit[];
       /** A common word has holders beyond those read (LexicalQuery.commonWordProducts). */
       moreCommonHolders: boolean;
+      /**
+       * An approximate search of some part of the index came up short of `count` and that part
+       * was scanned exactly instead (a split catalog completes its parts itself), as the caller
+       * would have done had it been asked of one set.
+       */
+      scannedAfterShort?: boolean;
     };
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */

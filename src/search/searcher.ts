@@ -355,7 +355,7 @@ export class Searcher {
       }
       const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
       const short = nearest.length < count && !answer.exact;
-      if (filterKey && count > 0 && !answer.exact) this.shortFilters.note(filterKey, short);
+      if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort)) this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true);
       if (short) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;

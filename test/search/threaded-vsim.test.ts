@@ -321,6 +321,31 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     }
   });
 
+  it("says when a split catalog scanned a part whose approximate search came up short, so that the searcher remembers the filter", async () => {
+    const split = `${catalogId}-split`;
+    await threaded.rebuild(split, VERSION, pages(large), 2);
+    try {
+      const ask = async (filters: IndexQuery["filters"]) => {
+        const query = { ...queryOf(randomUnit(random, DIM), []), filters, count: 2 * COUNT };
+        // The first answer tells the index the parts' sizes.
+        await threaded.query(split, query);
+        const answer = await threaded.query(split, query);
+        if (answer.kind !== "ok") throw new Error(answer.kind);
+        return answer;
+      };
+      // One product passes: each part's HNSW comes up short of 20, and each is scanned.
+      const selective = await ask([{ field: "n", operator: "eq", value: 4321 }]);
+      expect(selective.hits.map((h) => h.productId)).toEqual(["l4321"]);
+      expect(selective.exact).toBe(true);
+      expect(selective.scannedAfterShort).toBe(true);
+      const broad = await ask([{ field: "colour", operator: "eq", value: "navy" }]);
+      expect(broad.exact).toBe(false);
+      expect(broad.scannedAfterShort).toBe(false);
+    } finally {
+      await threaded.drop(split);
+    }
+  });
+
   it("leaves a scan of a set of at most 10,000 elements to the script: one round trip", async () => {
     const small = `${catalogId}-small-scan`;
     await threaded.rebuild(small, VERSION, pages(large.slice(0, 10_000)));

@@ -74,9 +74,11 @@ export class RedisVectorIndex implements VectorIndex {
     const oks = answers as OkAnswer[];
     // A part that gave fewer hits than asked from an approximate filtered search may have stopped
     // early; the others' hits cannot stand in for its own, so it scans exactly.
+    let scannedAfterShort = false;
     await Promise.all(
       oks.map(async (a, k) => {
         if (query.count > 0 && a.hits.length < query.count && !a.exact && !a.complete) {
+          scannedAfterShort = true;
           const again = await ask(k, Infinity);
           if (again.kind !== "ok") throw new Error(`part ${k} of a split index answered ${again.kind} to its exact scan`);
           oks[k] = again;
@@ -101,6 +103,7 @@ export class RedisVectorIndex implements VectorIndex {
       hits: hits.filter((h) => h.cosine >= floor),
       lexical: oks.flatMap((a) => a.lexical),
       moreCommonHolders: oks.some((a) => a.moreCommonHolders),
+      scannedAfterShort,
     };
   }
 
