@@ -428,7 +428,6 @@ describe.each([
       asked.slice(SHORT_BEFORE_SCAN).forEach((a, k) => expect(a, `search ${SHORT_BEFORE_SCAN + k}`).toEqual(SHORT_BEFORE_SCAN + k === probe ? short : ["scan"]));
     });
 
-
     /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */
     function deepSubject(): string {
       let best = { id: "", depth: -1 };
