@@ -355,6 +355,8 @@ export class Searcher {
       }
       const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
       const short = nearest.length < count && !answer.exact;
+      // Approximate answers tell whether the filter left HNSW short; so does a split catalog's
+      // exact one when it had to scan a part after a short search.
       if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort)) this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true);
       if (short) {
         // Fewer than asked from an approximate filtered search, which may have given up early.

@@ -99,6 +99,13 @@ async function vsims(work: () => Promise<void>): Promise<{ client: string; count
   return (await vsimsOf(catalogId, work)).map(({ client, args }) => ({ client, count: Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]) }));
 }
 
+/** Builds a tag's index from `list` and reads its vocabulary, as a searcher would before asking. */
+async function built(tag: string, list: readonly IndexEntry[]): Promise<{ build: string; size: number }> {
+  await threaded.rebuild(tag, VERSION, pages(list));
+  const read = await threaded.vocabulary(tag, undefined);
+  return { build: read.build!, size: read.words.length };
+}
+
 beforeAll(async () => {
   const config = loadConfig(redisEnv());
   target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
@@ -106,9 +113,7 @@ beforeAll(async () => {
   vsimConnections = await Promise.all([openRedis(target), openRedis(target)]);
   threaded = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
   scripted = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000 });
-  await threaded.rebuild(catalogId, VERSION, pages(entries));
-  const read = await threaded.vocabulary(catalogId, undefined);
-  vocabulary = { build: read.build!, size: read.words.length };
+  vocabulary = await built(catalogId, entries);
 }, 120_000);
 
 afterAll(async () => {
@@ -287,9 +292,7 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     return { ...query, filters, exactUpTo, count: 2 * COUNT, lexical: query.lexical && { ...query.lexical, vocabulary: largeVocabulary } };
   };
   beforeAll(async () => {
-    await threaded.rebuild(largeId, VERSION, pages(large));
-    const read = await threaded.vocabulary(largeId, undefined);
-    largeVocabulary = { build: read.build!, size: read.words.length };
+    largeVocabulary = await built(largeId, large);
   }, 120_000);
 
   afterAll(async () => {
