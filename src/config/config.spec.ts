@@ -104,3 +104,11 @@ describe("processing workers", () => {
     expect(() => loadConfig({ WORKER_NICENESS: "-1" })).toThrow(ConfigError);
   });
 });
+
+describe("SEARCH_FILTER_LEARNING", () => {
+  it("is on by default, turned off by off, and takes nothing else", () => {
+    expect(loadConfig({}).search.filterLearning).toBe(true);
+    expect(loadConfig({ SEARCH_FILTER_LEARNING: "off" }).search.filterLearning).toBe(false);
+    expect(() => loadConfig({ SEARCH_FILTER_LEARNING: "yes" })).toThrow(/SEARCH_FILTER_LEARNING/);
+  });
+});

@@ -73,6 +73,8 @@ export interface SearchConfig {
   valueSetFields: string[];
   /** Lexical holders' and filter candidates' elements kept in each API process (0: none; README "How lexical matching runs"). */
   holderCacheEntries: number;
+  /** Without filterPostings, an eq/in filter asked again is learned: its matches held in the process (README "Filtered search: selective filters without postings"). */
+  filterLearning: boolean;
   /** Redis connections of each API process that carry only unfiltered VSIMs, run on Redis's threads (0: inside the query script; README "HNSW off Redis's main thread"). */
   vsimConnections: number;
   /** A rebuild splits a catalog's index into sets of at most about this many products (README "One catalog over several shards"). */
@@ -164,6 +166,7 @@ const schema = z.object({
     .regex(/^\s*([\w.:-]{1,40}\s*(,\s*[\w.:-]{1,40}\s*)*)?$/, "must be field names (letters, digits, _ . : -, at most 40 each) separated by commas")
     .default(""),
   SEARCH_HOLDER_CACHE: z.coerce.number().int().min(0).default(50_000),
+  SEARCH_FILTER_LEARNING: z.enum(["on", "off"]).default("on"),
   SEARCH_VSIM_CONNECTIONS: z.coerce.number().int().min(0).max(64).default(4),
   // README "One catalog over several shards".
   SEARCH_PART_SIZE: z.coerce.number().int().min(1).default(500_000),
@@ -242,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",
       valueSetFields,
       holderCacheEntries: e.SEARCH_HOLDER_CACHE,
+      filterLearning: e.SEARCH_FILTER_LEARNING === "on",
       vsimConnections: e.SEARCH_VSIM_CONNECTIONS,
       partSize: e.SEARCH_PART_SIZE,
       indexSweepMs: e.INDEX_SWEEP_MS,

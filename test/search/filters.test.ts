@@ -428,6 +428,14 @@ describe.each([
       asked.slice(SHORT_BEFORE_SCAN).forEach((a, k) => expect(a, `search ${SHORT_BEFORE_SCAN + k}`).toEqual(SHORT_BEFORE_SCAN + k === probe ? short : ["scan"]));
     });
 
+    // Without postings, an eq/in filter asked again is learned (SEARCH_FILTER_LEARNING, on by default).
+    it.runIf(!env.SEARCH_FILTER_POSTINGS)("learns an eq/in filter on its second search by one exact scan, and answers it exactly from memory after, with no VSIM", async () => {
+      // A filter of its own (no other test asks it): the 40 products of group "forty".
+      const body = searchBody(f, [F("group", "in", ["forty", "learned-filter-test"])], 10);
+      const asked = await searchesOf(body, 4);
+      expect(asked.slice(1)).toEqual([["scan"], [], []]);
+    });
+
     /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */
     function deepSubject(): string {
       let best = { id: "", depth: -1 };

@@ -32,6 +32,7 @@ export function createSearchIndex(
     filterPostings: config.search.filterPostings,
     valueSetFields: config.search.valueSetFields,
     holderCacheEntries: config.search.holderCacheEntries,
+    filterLearning: config.search.filterLearning,
     vsimConnections,
   });
   const spaces = new VisualSpaces(text);

@@ -35,6 +35,22 @@ describe("CandidateSets", () => {
     expect(none.get("c", [["a"]])).toBeUndefined();
   });
 
+  it("says a set fits exactly when storing it would keep it", () => {
+    const sets = new CandidateSets(10);
+    sets.set("c", [["a"]], { generation: "1", candidates: candidates(6) });
+    const cases: [string[][], number][] = [[[["b"]], 4], [[["b"]], 5], [[["a"]], 10], [[["a"]], 11]];
+    for (const [groups, size] of cases) {
+      const fits = sets.fits("c", groups, size);
+      const probe = new CandidateSets(10);
+      probe.set("c", [["a"]], { generation: "1", candidates: candidates(6) });
+      probe.set("c", groups, { generation: "2", candidates: candidates(size) });
+      expect(fits, `${JSON.stringify(groups)} of ${size}`).toBe(probe.get("c", groups)?.generation === "2");
+    }
+    // Asked more often than the set held, a larger one pushes it out.
+    sets.noteAsked("c", [["b"]], 8, true);
+    expect(sets.fits("c", [["b"]], 8)).toBe(true);
+  });
+
   it("admits a filter asked before whose set fits in the room left", () => {
     const sets = new CandidateSets(100);
     expect(sets.admits("c", [["a"]])).toBe(false); // never asked

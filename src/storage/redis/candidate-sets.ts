@@ -96,6 +96,14 @@ export class CandidateSets {
     if (++this.asksSinceAging >= this.agingAsks) this.age();
   }
 
+  /** Whether a set of `size` candidates for the filter would go in now (set): read only if so. */
+  fits(tag: string, groups: readonly (readonly string[])[], size: number): boolean {
+    if (this.capacity === 0 || size > this.capacity) return false;
+    const key = keyOf(tag, groups);
+    const room = this.held - (this.sets.get(key)?.size ?? 0) + size - this.capacity;
+    return this.victims(key, this.asked.get(key)?.count ?? 0, room) !== undefined;
+  }
+
   get(tag: string, groups: readonly (readonly string[])[]): CandidateSet | undefined {
     return this.sets.get(keyOf(tag, groups))?.set;
   }

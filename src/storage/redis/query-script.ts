@@ -102,7 +102,9 @@ end
 //       its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
-// Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"}
+// Without field postings, ARGV[14] is the generation of a filter's candidates the caller learned
+// (SlotIndex.learn): answered in mode 3 as of the same generation, else {"written"}.
+// Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"} | {"written"}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates, 4 the
 //         caller's candidates brought up to date), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
@@ -110,7 +112,8 @@ end
 //         newline-separated; in mode 4 the ids written since, newline-separated; in
 //         modes 0 and 1, how many candidates the filter would
 //         have had it been held, or "" when it would not be answered from them), in modes 2 to 4
-//         the candidates' generation ("<build>:<write count>", else ""), (id, score, attrs or '!'
+//         and in every mode of a build without postings the candidates' generation ("<build>:<write
+//         count>", else ""), (id, score, attrs or '!'
 //         when the postings say it fails the filters) per hit; in mode 2 the candidates named by
 //         stamp that have none, in mode 4 those written since that pass, as (id,
 //         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
@@ -174,6 +177,18 @@ if base then
 end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current, '', ''}
+-- Without field postings, the build's write count (lexical-script.ts): a caller that learned a
+-- filter's candidates from an exact scan (SlotIndex.learn) as of the same count holds them as they
+-- are (mode 3); as of another, it is told to learn them anew.
+if not (meta[3] and meta[3] == meta[2]) then
+  local generation = meta[2] and (meta[2] .. ':' .. (redis.call('GET', KEYS[3] .. meta[2] .. ':writes') or '0'))
+  reply[7] = generation or ''
+  if ARGV[14] ~= '' and tonumber(ARGV[4]) > 0 then
+    if ARGV[14] ~= generation then return {'written'} end
+    reply[3] = 3
+    return reply
+  end
+end
 -- The elements answered as hits: the holders below need not ask VISMEMBER about them.
 local members = {}
 -- The hits known to pass the filters the postings decide (see judged below).

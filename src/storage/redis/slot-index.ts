@@ -12,6 +12,7 @@ import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { CandidateSets, heldSizeOf } from "./candidate-sets.js";
+import { FilterLearning } from "./filter-learning.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
 import { HeldCandidates } from "./held-candidates.js";
@@ -49,6 +50,11 @@ export interface RedisVectorIndexOptions {
   valueSetFields?: readonly string[];
   /** Lexical holders kept in this process between queries (holder-cache.ts); 0 reads them every time. */
   holderCacheEntries?: number;
+  /**
+   * Without filterPostings, learn the matches of an eq/in filter asked again and hold them as
+   * candidates in the holder cache's room (filter-learning.ts); off when unset.
+   */
+  filterLearning?: boolean;
   /**
    * Connections that carry only VSIMs, so that unfiltered HNSW searches run on Redis's threads
    * instead of its main thread (threaded-nearest.ts); none: every query is one script call.
@@ -98,8 +104,23 @@ const SCAN_ON_THREADS_FROM = 10_000;
 /** VADD's M when none is given, and so the M of every build from before builds recorded theirs. */
 const DEFAULT_HNSW_M = 16;
 
-/** QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any). */
-type ScriptedAnswer = Exclude<IndexAnswer, { kind: "ok" }> | SplitAnswer | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[] });
+/**
+ * Holders read a HOLDERS_SCRIPT call when a filter's matches are learned: without field postings
+ * each costs a VEMB and a VGETATTR (about 15-20 us of Redis's main thread), so 10,000 of them in
+ * one call would hold up every other client for 150-200 ms.
+ */
+const LEARNED_HOLDERS_PER_CALL = 500;
+
+/**
+ * QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any),
+ * and without field postings the build's generation ("<build>:<write count>"). "written": a
+ * filter's learned candidates (learn) are no longer as the build is, and were dropped.
+ */
+type ScriptedAnswer =
+  | Exclude<IndexAnswer, { kind: "ok" }>
+  | SplitAnswer
+  | { kind: "written" }
+  | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[]; generation?: string });
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
@@ -117,6 +138,7 @@ export interface SlotBuild {
 export class SlotIndex {
   private readonly holders: HolderCache;
   private readonly candidateSets: CandidateSets;
+  private readonly learning = new FilterLearning();
   private readonly threaded: ThreadedVsim;
   private readonly facts = new TagFacts();
   /** Stamps of this process's index writes: unique per process, then counted. */
@@ -144,12 +166,102 @@ export class SlotIndex {
    * catalog's query costs about what one set's would.
    */
   async query(tag: string, query: IndexQuery, share = 1): Promise<IndexAnswer | SplitAnswer> {
+    const learnable = this.learnableGroups(tag, query);
+    if (learnable) {
+      const answer = await this.fromLearned(tag, query, learnable, share);
+      if (answer) return answer;
+    }
     const size = this.facts.size(tag);
     if (size !== undefined && this.threadable(tag, query, size)) {
       const answer = await this.queryThreaded(tag, query, size <= query.exactUpTo);
       if (answer) return answer;
     }
-    return this.queryScripted(tag, query, share);
+    const answer = await this.queryScripted(tag, query, share);
+    // A learned set written away, dropped by now: the query is asked again without it.
+    return answer.kind === "written" ? this.query(tag, query, share) : answer;
+  }
+
+  /**
+   * The posting groups of a query whose filter's matches may be learned (learn): every filter
+   * eq/in, so that the groups name the filter whole, and some of it pushed down; no field postings
+   * (with them the query script holds candidates itself); VSIMs on threads for the scan, and held
+   * sets kept at all.
+   */
+  private learnableGroups(tag: string, query: IndexQuery): string[][] | undefined {
+    if (!this.options.filterLearning || query.count === 0 || query.filters.length === 0 || !this.threaded.available) return undefined;
+    if ((this.options.holderCacheEntries ?? 0) === 0) return undefined;
+    if (this.options.filterPostings || this.facts.hasPostings(tag)) return undefined;
+    // The scan's FILTER must narrow it: an expression only ever widens the matches (the caller
+    // post-filters), so the learned set is the scan's matches that pass the filters.
+    if (redisFilterExpression(query.filters) === undefined) return undefined;
+    const groups = filterFacetGroups(query.filters);
+    return groups.length === query.filters.length ? groups : undefined;
+  }
+
+  /**
+   * A filter's answer from the candidates this process learned of it, if still as the build is,
+   * or from learning them now (filter-learning.ts says when); undefined for neither.
+   */
+  private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
+    const key = JSON.stringify([tag, groups]);
+    if (this.candidateSets.get(tag, groups)) {
+      const answer = await this.queryScripted(tag, query, share);
+      if (answer.kind !== "written") {
+        if (answer.kind === "ok") this.learning.served(key);
+        return answer;
+      }
+      this.learning.lost(key);
+    }
+    return this.learning.shouldLearn(key) ? this.learn(tag, query, groups, key, share) : undefined;
+  }
+
+  /**
+   * Learns a filter's matches without field postings: QUERY_SCRIPT, asked for no nearest elements,
+   * reads the build's generation, then one exact scan with the filter on Redis's threads asks for
+   * more matches than may be held; every match is read as a holder (its element, attributes and
+   * words), when they are few enough and the held sets have room for them; held when all are
+   * read (a product without words has no holder), and the query is answered from them exactly.
+   * Writes after the generation was read may or may not show in the scan: the set then holds an
+   * older generation than the build's, and the next ask learns it again. Undefined when there is
+   * nothing to answer from (too many matches, no room, one not read): the caller asks as usual.
+   */
+  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
+    const most = Math.floor(EXACT_CANDIDATES_HELD * share);
+    const search = { count: most + 1, ef: undefined, filter: { expression: redisFilterExpression(query.filters)!, ef: query.count * FILTER_EF_PER_HIT } };
+    let nearest: ThreadedNearest | undefined;
+    const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1, async (args) => {
+      nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { command: "vitrineQueryBuffer", args });
+      return nearest.first;
+    });
+    if (ahead.kind === "written") return undefined;
+    if (ahead.kind !== "ok") return ahead;
+    this.facts.learn(tag, ahead.size, []);
+    const ids = nearest!.ids;
+    if (!ahead.generation || ids.length > most || !this.candidateSets.fits(tag, groups, ids.length)) {
+      this.learning.unheld(key);
+      return undefined;
+    }
+    const read = new Map<string, CachedHolder>();
+    for (let from = 0; from < ids.length; from += LEARNED_HOLDERS_PER_CALL) {
+      if ((await this.readHolders(tag, generationBuild(ahead.generation), ids.slice(from, from + LEARNED_HOLDERS_PER_CALL), read)) === "vocabulary") return undefined;
+    }
+    const candidates: Candidate[] = [];
+    for (const productId of ids) {
+      const holder = read.get(productId);
+      // Without words (no holder to read), or removed since the scan: tried again later.
+      if (!holder) {
+        this.learning.lost(key);
+        return undefined;
+      }
+      // Written since the scan: the set is of an older generation, but the query is answered as the product is now.
+      if (matchesFilters(query.filters, holder.attributes)) candidates.push({ productId, ...holder });
+    }
+    const held = new HeldCandidates(candidates);
+    this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
+    this.candidateSets.noteAsked(tag, groups, held.size, true);
+    if (this.candidateSets.get(tag, groups)) this.learning.learned(key);
+    else this.learning.unheld(key);
+    return { kind: "ok", size: ahead.size, exact: true, current: ahead.current, moreCommonHolders: false, ...held.score(query, true) };
   }
 
   /**
@@ -194,6 +306,7 @@ export class SlotIndex {
           return nearest.first;
         })
       : undefined;
+    if (words?.kind === "written") return undefined;
     if (words && words.kind !== "ok") return words;
     nearest ??= await find();
     const common = words?.commonWords ?? [];
@@ -307,6 +420,10 @@ export class SlotIndex {
     const refused = refusalOf(reply);
     if (refused) return refused;
     if (String(reply[0]) === "vocabulary") return { kind: "vocabulary" };
+    if (String(reply[0]) === "written") {
+      this.candidateSets.delete(tag, groups);
+      return { kind: "written" };
+    }
     const mode = Number(reply[2]);
     const size = Number(reply[1]);
     const current = Number(reply[4]) === 1;
@@ -344,7 +461,8 @@ export class SlotIndex {
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
     const commonWords = lexical && i + 2 < reply.length && String(reply[i + 2]) !== "" ? String(reply[i + 2]).split("\n") : [];
     this.facts.learn(tag, size, commonWords);
-    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders, commonWords };
+    const generation = String(reply[6]);
+    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders, commonWords, ...(generation === "" ? {} : { generation }) };
   }
 
   /**

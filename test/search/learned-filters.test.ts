@@ -1,0 +1,266 @@
+// Filters learned without field postings (src/storage/redis/filter-learning.ts, SlotIndex.learn),
+// on the run's real Redis (one server, or the cluster in the "cluster" project): an eq/in filter
+// asked again is learned by one exact scan on Redis's threads, its next asks are answered from
+// the process's memory with no VSIM at all, exactly (checked against every product scored here),
+// and a write to the catalog is in the very next answer. MONITOR shows which VSIMs ran.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.js";
+import { matchesFilters } from "../../src/search/index.js";
+import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
+import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { LEARN_AFTER } from "../../src/storage/redis/filter-learning.js";
+import { monitorCommands } from "../support/redis-monitor.js";
+import { redisEnv } from "../support/test-server.js";
+import { randomUnit, seededRandom } from "../support/random.js";
+
+const N = 4000;
+const DIM = 16;
+const COUNT = 20;
+const VERSION = "learned-filters-test|v1|";
+const COLOURS = ["red", "blue", "green", "black", "white", "grey", "pink", "navy", "tan", "gold"];
+const random = seededRandom(41);
+const prefix = `vitrine-learned-filters-${randomBytes(4).toString("hex")}:`;
+const catalogId = `learned-${randomBytes(4).toString("hex")}`;
+
+// colour: 10% each; shop: 1% each; "brand<k>" words held by 2.5% each.
+const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({
+  productId: `p${i}`,
+  vector: randomUnit(random, DIM),
+  attributes: { n: i, colour: COLOURS[i % 10]!, shop: `s${i % 100}`, rank: "NO_BOOST" },
+  words: [`brand${i % 40}`, `w${i}`],
+}));
+
+let redis: RedisClient;
+let vsimConnections: RedisClient[];
+let index: RedisVectorIndex;
+let vocabulary: { build: string; size: number };
+
+async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
+  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
+}
+
+function queryOf(filters: MetadataFilter[], words: string[] = []): IndexQuery {
+  const vector = randomUnit(random, DIM);
+  return {
+    vector,
+    count: COUNT,
+    filters,
+    exactUpTo: 0,
+    expectedVersion: VERSION,
+    servableVersionPrefix: VERSION,
+    lexical:
+      words.length > 0
+        ? { vocabulary, words, maxProducts: 128, commonWordProducts: COUNT, commonProducts: COUNT * words.length, visual: vector.slice(0, DIM / 2), text: vector.slice(DIM / 2) }
+        : undefined,
+  };
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!;
+  return s;
+}
+
+/** The query's exact answer over `list`: the best COUNT passing its filters, as ids. */
+function exactIds(list: readonly IndexEntry[], query: IndexQuery): string[] {
+  return list
+    .filter((e) => matchesFilters(query.filters, e.attributes))
+    .map((e) => ({ id: e.productId, cosine: dot(e.vector, query.vector) }))
+    .sort((a, b) => b.cosine - a.cosine)
+    .slice(0, query.count)
+    .map((h) => h.id);
+}
+
+function ok(answer: IndexAnswer): Extract<IndexAnswer, { kind: "ok" }> {
+  if (answer.kind !== "ok") throw new Error(`answered ${answer.kind}`);
+  return answer;
+}
+
+/** The VSIMs Redis runs during `work` on the sets of `tag` (and its parts): who sent each, and its arguments after the vector. */
+async function vsimsDuring(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  const seen: { client: string; args: string[] }[] = [];
+  const monitors = await forEachPrimary(redis, (node) =>
+    monitorCommands(node.options, (args, client) => {
+      if (args[0]?.toUpperCase() === "VSIM" && args[1]?.startsWith(`${prefix}{${tag}`)) seen.push({ client, args: args.slice(4) });
+    }),
+  );
+  try {
+    await work();
+    // MONITOR's lines may trail the replies.
+    await new Promise((r) => setTimeout(r, 200));
+    return seen;
+  } finally {
+    await Promise.all(monitors.map((m) => m.stop()));
+  }
+}
+
+const countOf = (args: string[]) => Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]);
+
+beforeAll(async () => {
+  const config = loadConfig(redisEnv());
+  const target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
+  redis = await openRedis(target);
+  vsimConnections = await Promise.all([openRedis(target), openRedis(target)]);
+  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, filterLearning: true, vsimConnections });
+  await index.rebuild(catalogId, VERSION, pages(entries));
+  const read = await index.vocabulary(catalogId, undefined);
+  vocabulary = { build: read.build!, size: read.words.length };
+}, 120_000);
+
+afterAll(async () => {
+  await index?.drop(catalogId);
+  await Promise.all([redis, ...(vsimConnections ?? [])].map((c) => c?.quit()));
+});
+
+describe("filters learned without field postings", () => {
+  it("learns an eq filter on its second ask by one exact scan on Redis's threads, then answers it exactly with no VSIM", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "navy" }];
+    for (let k = 1; k < LEARN_AFTER; k++) ok(await index.query(catalogId, queryOf(filters)));
+    const learning = queryOf(filters);
+    const scans = await vsimsDuring(catalogId, async () => {
+      const answer = ok(await index.query(catalogId, learning));
+      expect(answer.exact).toBe(true);
+      expect(answer.hits.map((h) => h.productId)).toEqual(exactIds(entries, learning));
+    });
+    // Asked for more than a set may hold (12,000): every match, on a connection of its own.
+    expect(scans.map((v) => v.client === "lua")).toEqual([false]);
+    expect(scans[0]!.args).toContain("TRUTH");
+    expect(scans[0]!.args).toContain("FILTER");
+    expect(countOf(scans[0]!.args)).toBeGreaterThan(N);
+    for (let k = 0; k < 5; k++) {
+      const query = queryOf(filters);
+      const none = await vsimsDuring(catalogId, async () => {
+        const answer = ok(await index.query(catalogId, query));
+        expect(answer.exact).toBe(true);
+        expect(answer.hits.map((h) => h.productId)).toEqual(exactIds(entries, query));
+        const scored = new Map(entries.map((e) => [e.productId, dot(e.vector, query.vector)]));
+        for (const h of answer.hits) expect(h.cosine).toBeCloseTo(scored.get(h.productId)!, 5);
+        expect(answer.hits.every((h) => h.attributes.colour === "navy")).toBe(true);
+      });
+      expect(none).toEqual([]);
+    }
+  });
+
+  it("finds the query's words among a learned filter's matches, and only there", async () => {
+    const filters: MetadataFilter[] = [{ field: "shop", operator: "in", value: ["s3", "s7"] }];
+    for (let k = 0; k < LEARN_AFTER; k++) ok(await index.query(catalogId, queryOf(filters)));
+    // brand3 is held by products 3, 43, 83, ...: those of shops s3 (i % 100 == 3) are among them, s7's are not.
+    const answer = ok(await index.query(catalogId, queryOf(filters, ["brand3"])));
+    const holders = answer.lexical.map((h) => h.productId).sort();
+    const expected = entries.filter((e) => e.words.includes("brand3") && ["s3", "s7"].includes(String(e.attributes.shop))).map((e) => e.productId).sort();
+    expect(expected.length).toBeGreaterThan(0);
+    expect(holders).toEqual(expected);
+  });
+
+  it("answers a write to the catalog at the very next ask: a new match, a product no longer matching, a removal", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "tan" }];
+    for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(catalogId, queryOf(filters)));
+    let list = [...entries];
+    const write = async (change: () => Promise<void>, next: readonly IndexEntry[]) => {
+      await change();
+      list = [...next];
+      const query = queryOf(filters);
+      // Each new match goes first for this query: its vector is the query's.
+      const answer = ok(await index.query(catalogId, query));
+      return { query, ids: answer.hits.map((h) => h.productId) };
+    };
+    const query0 = queryOf(filters);
+    const added: IndexEntry = { productId: "new-tan", vector: query0.vector, attributes: { n: -1, colour: "tan", shop: "s0", rank: "NO_BOOST" }, words: ["fresh"] };
+    await index.upsert(catalogId, [added]);
+    list = [...list, added];
+    expect(ok(await index.query(catalogId, query0)).hits[0]!.productId).toBe("new-tan");
+
+    // The best tan product for a query turns navy: gone from tan's answers at once.
+    const before = await write(async () => undefined, list);
+    const turned = list.find((e) => e.productId === before.ids[0])!;
+    const recoloured = { ...turned, attributes: { ...turned.attributes, colour: "navy" } };
+    const after = await write(
+      () => index.upsert(catalogId, [recoloured]),
+      list.map((e) => (e.productId === turned.productId ? recoloured : e)),
+    );
+    expect(after.ids).not.toContain(turned.productId);
+
+    const removed = await write(
+      () => index.remove(catalogId, ["new-tan"]),
+      list.filter((e) => e.productId !== "new-tan"),
+    );
+    expect(removed.ids).not.toContain("new-tan");
+    // Learned again once the writes stop: exact, and no VSIM.
+    for (let k = 0; k < 8; k++) ok(await index.query(catalogId, queryOf(filters)));
+    const settled = queryOf(filters);
+    const none = await vsimsDuring(catalogId, async () => {
+      expect(ok(await index.query(catalogId, settled)).hits.map((h) => h.productId)).toEqual(exactIds(list, settled));
+    });
+    expect(none).toEqual([]);
+    await index.upsert(catalogId, [turned]);
+  });
+
+  it("learns each part of a split catalog, and the merged answer is exact", async () => {
+    const split = `${catalogId}-split`;
+    await index.rebuild(split, VERSION, pages(entries), 2);
+    try {
+      const filters: MetadataFilter[] = [{ field: "shop", operator: "eq", value: "s42" }];
+      for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(split, { ...queryOf(filters), lexical: undefined }));
+      const query = { ...queryOf(filters), lexical: undefined };
+      const none = await vsimsDuring(split, async () => {
+        // Each part complete (it gave every match it has), the merge keeps them all: the first COUNT are the answer.
+        const answer = ok(await index.query(split, query));
+        expect(answer.hits.slice(0, COUNT).map((h) => h.productId)).toEqual(exactIds(entries, query));
+      });
+      expect(none).toEqual([]);
+    } finally {
+      await index.drop(split);
+    }
+  });
+});
+
+describe("a filter with more matches than a process may hold", () => {
+  const many = `${catalogId}-many`;
+  const HELD_MOST = 12_000;
+  const wide: IndexEntry[] = Array.from({ length: HELD_MOST + 500 }, (_, i) => ({
+    productId: `m${i}`,
+    vector: randomUnit(random, 8),
+    attributes: { colour: i % 50 === 0 ? "rare" : "common" },
+    words: [`w${i}`],
+  }));
+
+  beforeAll(async () => {
+    await index.rebuild(many, VERSION, pages(wide));
+  }, 120_000);
+
+  afterAll(async () => {
+    await index.drop(many);
+  });
+
+  it("is not held, and not scanned for it again at the next asks", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "common" }];
+    const ask = (vector = randomUnit(random, 8)) => index.query(many, { ...queryOf(filters), vector, lexical: undefined });
+    for (let k = 1; k < LEARN_AFTER; k++) ok(await ask());
+    const tried = await vsimsDuring(many, async () => {
+      const answer = ok(await ask());
+      expect(answer.hits.length).toBe(COUNT);
+      expect(answer.hits.every((h) => h.attributes.colour === "common")).toBe(true);
+    });
+    // The scan for every match found more than may be held; the query was then asked as usual.
+    expect(tried.map((v) => countOf(v.args))).toEqual([HELD_MOST + 1, COUNT]);
+    const later = await vsimsDuring(many, async () => {
+      for (let k = 0; k < 5; k++) ok(await ask());
+    });
+    expect(later.map((v) => countOf(v.args))).toEqual(Array(5).fill(COUNT));
+  });
+
+  it("while a rarer filter of the same set is learned: all of its matches, though there are more than FILTER-EF", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "rare" }];
+    // COUNT 1: FILTER-EF 100, fewer than the 250 matches.
+    const ask = (vector = randomUnit(random, 8)) => index.query(many, { ...queryOf(filters), vector, count: 1, lexical: undefined });
+    for (let k = 0; k < LEARN_AFTER; k++) ok(await ask());
+    for (let k = 0; k < 5; k++) {
+      const vector = randomUnit(random, 8);
+      const none = await vsimsDuring(many, async () => {
+        expect(ok(await ask(vector)).hits.map((h) => h.productId)).toEqual(exactIds(wide, { ...queryOf(filters), vector, count: 1 }));
+      });
+      expect(none).toEqual([]);
+    }
+  });
+});
