@@ -1024,7 +1024,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv, shared?: 
   const keyPrefix = shared?.of.keyPrefix ?? `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = shared?.of.adminKey ?? `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_FILTER_LEARNING", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
