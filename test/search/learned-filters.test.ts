@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
-import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
+import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { LEARN_AFTER } from "../../src/storage/redis/filter-learning.js";
-import { monitorCommands } from "../support/redis-monitor.js";
+import { vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -77,22 +77,9 @@ function ok(answer: IndexAnswer): Extract<IndexAnswer, { kind: "ok" }> {
   return answer;
 }
 
-/** The VSIMs Redis runs during `work` on the sets of `tag` (and its parts): who sent each, and its arguments after the vector. */
-async function vsimsDuring(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
-  const seen: { client: string; args: string[] }[] = [];
-  const monitors = await forEachPrimary(redis, (node) =>
-    monitorCommands(node.options, (args, client) => {
-      if (args[0]?.toUpperCase() === "VSIM" && args[1]?.startsWith(`${prefix}{${tag}`)) seen.push({ client, args: args.slice(4) });
-    }),
-  );
-  try {
-    await work();
-    // MONITOR's lines may trail the replies.
-    await new Promise((r) => setTimeout(r, 200));
-    return seen;
-  } finally {
-    await Promise.all(monitors.map((m) => m.stop()));
-  }
+/** The VSIMs Redis runs during `work` on the sets of `tag` (and its parts'): who sent each, and its arguments after the vector. */
+function vsimsOf(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  return vsimsDuring(redis, (key) => key.startsWith(`${prefix}{${tag}`), work);
 }
 
 const countOf = (args: string[]) => Number(args[args.findIndex((a) => a.toUpperCase() === "COUNT") + 1]);
@@ -118,7 +105,7 @@ describe("filters learned without field postings", () => {
     const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "navy" }];
     for (let k = 1; k < LEARN_AFTER; k++) ok(await index.query(catalogId, queryOf(filters)));
     const learning = queryOf(filters);
-    const scans = await vsimsDuring(catalogId, async () => {
+    const scans = await vsimsOf(catalogId, async () => {
       const answer = ok(await index.query(catalogId, learning));
       expect(answer.exact).toBe(true);
       expect(answer.hits.map((h) => h.productId)).toEqual(exactIds(entries, learning));
@@ -130,7 +117,7 @@ describe("filters learned without field postings", () => {
     expect(countOf(scans[0]!.args)).toBeGreaterThan(N);
     for (let k = 0; k < 5; k++) {
       const query = queryOf(filters);
-      const none = await vsimsDuring(catalogId, async () => {
+      const none = await vsimsOf(catalogId, async () => {
         const answer = ok(await index.query(catalogId, query));
         expect(answer.exact).toBe(true);
         expect(answer.hits.map((h) => h.productId)).toEqual(exactIds(entries, query));
@@ -189,7 +176,7 @@ describe("filters learned without field postings", () => {
     // Learned again once the writes stop: exact, and no VSIM.
     for (let k = 0; k < 8; k++) ok(await index.query(catalogId, queryOf(filters)));
     const settled = queryOf(filters);
-    const none = await vsimsDuring(catalogId, async () => {
+    const none = await vsimsOf(catalogId, async () => {
       expect(ok(await index.query(catalogId, settled)).hits.map((h) => h.productId)).toEqual(exactIds(list, settled));
     });
     expect(none).toEqual([]);
@@ -203,7 +190,7 @@ describe("filters learned without field postings", () => {
       const filters: MetadataFilter[] = [{ field: "shop", operator: "eq", value: "s42" }];
       for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(split, { ...queryOf(filters), lexical: undefined }));
       const query = { ...queryOf(filters), lexical: undefined };
-      const none = await vsimsDuring(split, async () => {
+      const none = await vsimsOf(split, async () => {
         // Each part complete (it gave every match it has), the merge keeps them all: the first COUNT are the answer.
         const answer = ok(await index.query(split, query));
         expect(answer.hits.slice(0, COUNT).map((h) => h.productId)).toEqual(exactIds(entries, query));
@@ -237,14 +224,14 @@ describe("a filter with more matches than a process may hold", () => {
     const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "common" }];
     const ask = (vector = randomUnit(random, 8)) => index.query(many, { ...queryOf(filters), vector, lexical: undefined });
     for (let k = 1; k < LEARN_AFTER; k++) ok(await ask());
-    const tried = await vsimsDuring(many, async () => {
+    const tried = await vsimsOf(many, async () => {
       const answer = ok(await ask());
       expect(answer.hits.length).toBe(COUNT);
       expect(answer.hits.every((h) => h.attributes.colour === "common")).toBe(true);
     });
     // The scan for every match found more than may be held; the query was then asked as usual.
     expect(tried.map((v) => countOf(v.args))).toEqual([HELD_MOST + 1, COUNT]);
-    const later = await vsimsDuring(many, async () => {
+    const later = await vsimsOf(many, async () => {
       for (let k = 0; k < 5; k++) ok(await ask());
     });
     expect(later.map((v) => countOf(v.args))).toEqual(Array(5).fill(COUNT));
@@ -257,7 +244,7 @@ describe("a filter with more matches than a process may hold", () => {
     for (let k = 0; k < LEARN_AFTER; k++) ok(await ask());
     for (let k = 0; k < 5; k++) {
       const vector = randomUnit(random, 8);
-      const none = await vsimsDuring(many, async () => {
+      const none = await vsimsOf(many, async () => {
         expect(ok(await ask(vector)).hits.map((h) => h.productId)).toEqual(exactIds(wide, { ...queryOf(filters), vector, count: 1 }));
       });
       expect(none).toEqual([]);

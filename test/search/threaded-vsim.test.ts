@@ -12,7 +12,7 @@ import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient, type Red
 import { COMMON_WORD_NEAREST } from "../../src/storage/redis/query-script.js";
 import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
-import { monitorCommands } from "../support/redis-monitor.js";
+import { monitorCommands, vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
@@ -73,25 +73,9 @@ function comparable(answer: IndexAnswer) {
   };
 }
 
-/**
- * The VSIMs of a tag's set Redis runs during `work`: who sent each (a client's address, or "lua")
- * and its arguments after the query vector.
- */
-async function vsimsOf(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
-  const seen: { client: string; args: string[] }[] = [];
-  const monitors = await forEachPrimary(redis, (node) =>
-    monitorCommands(node.options, (args, client) => {
-      if (args[0]?.toUpperCase() === "VSIM" && args[1] === `${prefix}{${tag}}:vectors`) seen.push({ client, args: args.slice(4) });
-    }),
-  );
-  try {
-    await work();
-    // MONITOR's lines may trail the replies.
-    await new Promise((r) => setTimeout(r, 200));
-    return seen;
-  } finally {
-    await Promise.all(monitors.map((m) => m.stop()));
-  }
+/** The VSIMs of a tag's set Redis runs during `work`: who sent each (a client's address, or "lua") and its arguments after the query vector. */
+function vsimsOf(tag: string, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  return vsimsDuring(redis, (key) => key === `${prefix}{${tag}}:vectors`, work);
 }
 
 /** The VSIMs of the catalog's set Redis runs during `work`: who sent each and its COUNT. */

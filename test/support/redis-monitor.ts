@@ -5,6 +5,7 @@
 // command, and the client throws "Command queue state error" (a CI run failed on it).
 import { connect } from "node:net";
 import type { RedisOptions } from "ioredis";
+import { forEachPrimary, type RedisClient } from "../../src/storage/redis/index.js";
 
 export interface CommandMonitor {
   stop(): Promise<void>;
@@ -48,6 +49,27 @@ export async function monitorCommands(address: Pick<RedisOptions, "host" | "port
       await closed;
     },
   };
+}
+
+/**
+ * The VSIMs every primary of `redis` runs during `work` on the sets whose key passes `ofSet`: who
+ * sent each (a client's address, or "lua") and its arguments after the query vector.
+ */
+export async function vsimsDuring(redis: RedisClient, ofSet: (key: string) => boolean, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  const seen: { client: string; args: string[] }[] = [];
+  const monitors = await forEachPrimary(redis, (node) =>
+    monitorCommands(node.options, (args, client) => {
+      if (args[0]?.toUpperCase() === "VSIM" && ofSet(args[1] ?? "")) seen.push({ client, args: args.slice(4) });
+    }),
+  );
+  try {
+    await work();
+    // MONITOR's lines may trail the replies.
+    await new Promise((r) => setTimeout(r, 200));
+    return seen;
+  } finally {
+    await Promise.all(monitors.map((m) => m.stop()));
+  }
 }
 
 /** A monitor line's client: `+<time> [<db> <client>] ...`. */

@@ -30,10 +30,10 @@ describe("FilterLearning", () => {
     expect(asksToLearn(learning, "a")).toBe(LEARN_AFTER);
   });
 
-  it("tries a filter that could not be held again only after many asks", () => {
+  it("tries a filter with more matches than may be held again only after many asks", () => {
     const learning = new FilterLearning();
     asksToLearn(learning, "a");
-    learning.unheld("a");
+    learning.tooMany("a");
     expect(asksToLearn(learning, "a")).toBeGreaterThanOrEqual(100);
   });
 });

@@ -12,11 +12,8 @@
 export const LEARN_AFTER = 2;
 /** The most asks a filter whose learned sets went unused waits before it is learned again. */
 const MOST_WAIT = 1024;
-/**
- * Asks before a filter that could not be held is tried again: more matches than may be held, a
- * match without words (not read as a holder), or a set the held sets had no room for.
- */
-const UNHELD_WAIT = 256;
+/** Asks before a filter with more matches than may be held is tried again. */
+const TOO_MANY_WAIT = 256;
 /** Filters remembered per process; past it, the memory starts again. */
 const FILTERS_KEPT = 10_000;
 
@@ -55,7 +52,8 @@ export class FilterLearning {
   }
 
   /**
-   * Its held set was written away (or learning it found a match gone, or without words to read):
+   * Its held set was written away (or learning it found no room for its matches, or a match gone,
+   * or without words to read):
    * learned again after LEARN_AFTER asks when the set served at least as many asks as were waited
    * for it, else after twice as many as that wait.
    */
@@ -66,9 +64,9 @@ export class FilterLearning {
     entry.asks = 0;
   }
 
-  /** Learning it gave nothing to hold: tried again after UNHELD_WAIT asks. */
-  unheld(key: string): void {
+  /** Learning it found more matches than may be held: tried again after TOO_MANY_WAIT asks. */
+  tooMany(key: string): void {
     const entry = this.filters.get(key);
-    if (entry) Object.assign(entry, { asks: 0, wait: UNHELD_WAIT });
+    if (entry) Object.assign(entry, { asks: 0, wait: TOO_MANY_WAIT });
   }
 }

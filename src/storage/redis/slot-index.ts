@@ -212,7 +212,11 @@ export class SlotIndex {
       }
       this.learning.lost(key);
     }
-    return this.learning.shouldLearn(key) ? this.learn(tag, query, groups, key, share) : undefined;
+    // Room for one candidate at least, else no scan: the held sets are asked more often.
+    if (this.learning.shouldLearn(key) && this.candidateSets.fits(tag, groups, 1)) return this.learn(tag, query, groups, key, share);
+    // Counted as asked all the same: a filter asked more often than a held one takes its room.
+    this.candidateSets.noteAsked(tag, groups, Number.POSITIVE_INFINITY, false);
+    return undefined;
   }
 
   /**
@@ -237,31 +241,37 @@ export class SlotIndex {
     if (ahead.kind !== "ok") return ahead;
     this.facts.learn(tag, ahead.size, []);
     const ids = nearest!.ids;
-    if (!ahead.generation || ids.length > most || !this.candidateSets.fits(tag, groups, ids.length)) {
-      this.learning.unheld(key);
-      return undefined;
-    }
+    const tooMany = !ahead.generation || ids.length > most;
+    const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation!, ids, query.filters) : "no room";
+    if (held === "vocabulary") return undefined;
+    if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation!, candidates: held });
+    // After set: whether a set goes in is weighed by the counts before the ask (candidate-sets.ts).
+    this.candidateSets.noteAsked(tag, groups, tooMany ? Number.POSITIVE_INFINITY : ids.length, !tooMany);
+    if (held === "too many") this.learning.tooMany(key);
+    else if (held instanceof HeldCandidates && this.candidateSets.get(tag, groups)) this.learning.learned(key);
+    else this.learning.lost(key);
+    return held instanceof HeldCandidates ? { kind: "ok", size: ahead.size, exact: true, current: ahead.current, moreCommonHolders: false, ...held.score(query, true) } : undefined;
+  }
+
+  /**
+   * A learned filter's matches (`ids`, as its scan named them) read as holders, those passing the
+   * filters as candidates to hold. "lost" when one is not read: without words (it has no holder),
+   * or removed since the scan.
+   */
+  private async readMatches(tag: string, generation: string, ids: readonly string[], filters: IndexQuery["filters"]): Promise<HeldCandidates | "lost" | "vocabulary"> {
     const read = new Map<string, CachedHolder>();
     for (let from = 0; from < ids.length; from += LEARNED_HOLDERS_PER_CALL) {
-      if ((await this.readHolders(tag, generationBuild(ahead.generation), ids.slice(from, from + LEARNED_HOLDERS_PER_CALL), read)) === "vocabulary") return undefined;
+      if ((await this.readHolders(tag, generationBuild(generation), ids.slice(from, from + LEARNED_HOLDERS_PER_CALL), read)) === "vocabulary") return "vocabulary";
     }
     const candidates: Candidate[] = [];
     for (const productId of ids) {
       const holder = read.get(productId);
-      // Without words (no holder to read), or removed since the scan: tried again later.
-      if (!holder) {
-        this.learning.lost(key);
-        return undefined;
-      }
-      // Written since the scan: the set is of an older generation, but the query is answered as the product is now.
-      if (matchesFilters(query.filters, holder.attributes)) candidates.push({ productId, ...holder });
+      if (!holder) return "lost";
+      // The FILTER expression may pass more than the filters do; and a product written since the
+      // scan (the set is then of an older generation, learned again next time) is taken as it is now.
+      if (matchesFilters(filters, holder.attributes)) candidates.push({ productId, ...holder });
     }
-    const held = new HeldCandidates(candidates);
-    this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
-    this.candidateSets.noteAsked(tag, groups, held.size, true);
-    if (this.candidateSets.get(tag, groups)) this.learning.learned(key);
-    else this.learning.unheld(key);
-    return { kind: "ok", size: ahead.size, exact: true, current: ahead.current, moreCommonHolders: false, ...held.score(query, true) };
+    return new HeldCandidates(candidates);
   }
 
   /**
