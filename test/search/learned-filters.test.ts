@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/config/index.js";
 import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
-import { LEARN_AFTER } from "../../src/storage/redis/filter-learning.js";
+import { asksBeforeLearning } from "../../src/storage/redis/filter-learning.js";
 import { vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -20,6 +20,8 @@ const COUNT = 20;
 const VERSION = "learned-filters-test|v1|";
 const COLOURS = ["red", "blue", "green", "black", "white", "grey", "pink", "navy", "tan", "gold"];
 const random = seededRandom(41);
+/** Asks of a filter of the catalog (or of its parts) before it is learned. */
+const LEARN_AFTER = asksBeforeLearning(N);
 const prefix = `vitrine-learned-filters-${randomBytes(4).toString("hex")}:`;
 const catalogId = `learned-${randomBytes(4).toString("hex")}`;
 

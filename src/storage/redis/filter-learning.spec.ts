@@ -1,33 +1,55 @@
 import { describe, expect, it } from "vitest";
-import { FilterLearning, LEARN_AFTER } from "./filter-learning.js";
+import { asksBeforeLearning, FilterLearning } from "./filter-learning.js";
+
+const ELEMENTS = 100_000;
+const BASE = asksBeforeLearning(ELEMENTS);
 
 /** Asks of `key` until one learns it: how many that took. */
-function asksToLearn(learning: FilterLearning, key: string): number {
-  for (let asks = 1; asks <= 10_000; asks++) if (learning.shouldLearn(key)) return asks;
+function asksToLearn(learning: FilterLearning, key: string, elements = ELEMENTS): number {
+  for (let asks = 1; asks <= 10_000; asks++) if (learning.shouldLearn(key, elements)) return asks;
   throw new Error("never learned");
 }
 
+describe("asksBeforeLearning", () => {
+  it("waits for as many asks as the set's scan costs, and for the second ask at least", () => {
+    expect(asksBeforeLearning(0)).toBe(2);
+    expect(asksBeforeLearning(3000)).toBe(2);
+    expect(asksBeforeLearning(100_000)).toBe(5);
+    expect(asksBeforeLearning(500_000)).toBe(21);
+  });
+});
+
 describe("FilterLearning", () => {
-  it("learns a filter on its LEARN_AFTER-th ask, each filter counted on its own", () => {
+  it("learns a filter on the ask its set's size says, each filter counted on its own", () => {
     const learning = new FilterLearning();
-    for (let k = 1; k < LEARN_AFTER; k++) expect(learning.shouldLearn("a")).toBe(false);
-    expect(learning.shouldLearn("b")).toBe(LEARN_AFTER <= 1);
-    expect(learning.shouldLearn("a")).toBe(true);
+    for (let k = 1; k < BASE; k++) expect(learning.shouldLearn("a", ELEMENTS)).toBe(false);
+    expect(learning.shouldLearn("b", ELEMENTS)).toBe(false);
+    expect(learning.shouldLearn("a", ELEMENTS)).toBe(true);
+    expect(asksToLearn(learning, "c", 1000)).toBe(2);
   });
 
-  it("waits twice as long after a learned set written away before it served its wait, and no longer once one did", () => {
+  it("waits twice as long after a learned set lost before it served its wait, and no longer once one did", () => {
     const learning = new FilterLearning();
-    expect(asksToLearn(learning, "a")).toBe(LEARN_AFTER);
+    expect(asksToLearn(learning, "a")).toBe(BASE);
     learning.learned("a");
     learning.lost("a");
-    expect(asksToLearn(learning, "a")).toBe(2 * LEARN_AFTER);
+    expect(asksToLearn(learning, "a")).toBe(2 * BASE);
     learning.learned("a");
     learning.lost("a");
-    expect(asksToLearn(learning, "a")).toBe(4 * LEARN_AFTER);
+    expect(asksToLearn(learning, "a")).toBe(4 * BASE);
     learning.learned("a");
-    for (let k = 0; k < 4 * LEARN_AFTER; k++) learning.served("a");
+    for (let k = 0; k < 4 * BASE; k++) learning.served("a");
     learning.lost("a");
-    expect(asksToLearn(learning, "a")).toBe(LEARN_AFTER);
+    expect(asksToLearn(learning, "a")).toBe(BASE);
+  });
+
+  it("follows the set's size while its wait is not doubled", () => {
+    const learning = new FilterLearning();
+    learning.shouldLearn("a", 1000);
+    expect(asksToLearn(learning, "a", 500_000)).toBe(asksBeforeLearning(500_000) - 1);
+    // Asked before the set's size was known: never learned then, but counted.
+    expect(learning.shouldLearn("b", Number.POSITIVE_INFINITY)).toBe(false);
+    expect(asksToLearn(learning, "b", 1000)).toBe(1);
   });
 
   it("tries a filter with more matches than may be held again only after many asks", () => {

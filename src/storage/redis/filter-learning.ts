@@ -1,15 +1,22 @@
 // When a process learns a filter's matches without field postings (SlotIndex.learn). Without
 // them, Redis cannot name a filter's matches cheaply: each query of a 1% filter walks HNSW with the
-// filter pushed down (at 100k about 30 ms of a Redis thread), a 0.1% one scans the set (70 ms).
+// filter pushed down (at 100k about 15-30 ms of a Redis thread), a 0.1% one scans the set (70 ms).
 // Learning asks for them all once, in an exact scan with the filter, and reads them into this
 // process as held candidates (candidate-sets.ts), which answer the filter's next asks exactly for
 // a dot product each, while the build's write count stays where it was. Any write to the catalog
-// moves it, and the next ask learns again; so a filter is learned on its second ask, and a filter
-// whose learned set keeps being written away before it serves as many asks as learning it took
-// waits twice as many asks before the next try.
+// moves it, and the next ask learns again.
+//
+// Learning costs about as much as a few asks: the scan evaluates the filter on every element
+// (about 0.7 us each), and each match read costs a VEMB and a VGETATTR. So a filter is learned once
+// it has been asked about as many times as its scan costs in asks, as a page asked that often is
+// likely to be asked as often again: at 100k on the fifth ask, in a part of 500,000 on the 21st.
+// Learned on the second ask, filters asked in turn a few times each paid for scans that served
+// nothing (at 100k, 50 pairs of 1% filters asked about 7 times each: p99 128 ms against 37). A
+// filter whose learned set is written away before it served as many asks as were waited for it
+// waits twice as many before the next try, so a catalog under a steady import stops paying for them.
 
-/** Asks of a filter before it is learned (the second: asked before, like held sets' admission). */
-export const LEARN_AFTER = 2;
+/** Elements a filtered search costs as much Redis as scanning, with the filter (at 100k, HNSW with a 1% filter: 15-25 ms; the scan: 70 ms). */
+const SCAN_ELEMENTS_PER_ASK = 25_000;
 /** The most asks a filter whose learned sets went unused waits before it is learned again. */
 const MOST_WAIT = 1024;
 /** Asks before a filter with more matches than may be held is tried again. */
@@ -17,11 +24,18 @@ const TOO_MANY_WAIT = 256;
 /** Filters remembered per process; past it, the memory starts again. */
 const FILTERS_KEPT = 10_000;
 
+/** Asks of a filter of a set of `elements` before it is learned: at least the second. */
+export function asksBeforeLearning(elements: number): number {
+  return Math.max(2, 1 + Math.ceil(elements / SCAN_ELEMENTS_PER_ASK));
+}
+
 interface Entry {
   /** Asks since it was last learned (or first asked). */
   asks: number;
   /** Asks before it is learned again. */
   wait: number;
+  /** The wait while its sets serve at least as many asks (asksBeforeLearning). */
+  base: number;
   /** Asks its current learned set served, while held. */
   served: number;
 }
@@ -29,13 +43,17 @@ interface Entry {
 export class FilterLearning {
   private readonly filters = new Map<string, Entry>();
 
-  /** Counts an ask of a filter not held; whether this one learns it. */
-  shouldLearn(key: string): boolean {
+  /** Counts an ask of a filter not held, of a set of `elements`; whether this one learns it. */
+  shouldLearn(key: string, elements: number): boolean {
+    const base = asksBeforeLearning(elements);
     let entry = this.filters.get(key);
     if (!entry) {
       if (this.filters.size >= FILTERS_KEPT) this.filters.clear();
-      this.filters.set(key, (entry = { asks: 0, wait: LEARN_AFTER, served: 0 }));
+      this.filters.set(key, (entry = { asks: 0, wait: base, base, served: 0 }));
     }
+    // The set grew or shrank: a wait not yet doubled follows it.
+    if (entry.wait === entry.base) entry.wait = base;
+    entry.base = base;
     return ++entry.asks >= entry.wait;
   }
 
@@ -53,14 +71,13 @@ export class FilterLearning {
 
   /**
    * Its held set was written away (or learning it found no room for its matches, or a match gone,
-   * or without words to read):
-   * learned again after LEARN_AFTER asks when the set served at least as many asks as were waited
-   * for it, else after twice as many as that wait.
+   * or without words to read): learned again after the base wait when the set served at least as
+   * many asks as were waited for it, else after twice the last wait.
    */
   lost(key: string): void {
     const entry = this.filters.get(key);
     if (!entry) return;
-    entry.wait = entry.served >= entry.wait ? LEARN_AFTER : Math.min(MOST_WAIT, 2 * entry.wait);
+    entry.wait = entry.served >= entry.wait ? entry.base : Math.min(MOST_WAIT, 2 * entry.wait);
     entry.asks = 0;
   }
 

@@ -212,8 +212,10 @@ export class SlotIndex {
       }
       this.learning.lost(key);
     }
-    // Room for one candidate at least, else no scan: the held sets are asked more often.
-    if (this.learning.shouldLearn(key) && this.candidateSets.fits(tag, groups, 1)) return this.learn(tag, query, groups, key, share);
+    // Not before the set's size is known (an answer tells it), nor while the held sets have no room
+    // for one candidate: they are asked more often, and no scan is sent.
+    const size = this.facts.size(tag) ?? Number.POSITIVE_INFINITY;
+    if (this.learning.shouldLearn(key, size) && this.candidateSets.fits(tag, groups, 1)) return this.learn(tag, query, groups, key, share);
     // Counted as asked all the same: a filter asked more often than a held one takes its room.
     this.candidateSets.noteAsked(tag, groups, Number.POSITIVE_INFINITY, false);
     return undefined;
