@@ -405,6 +405,8 @@ describe.each([
           const res = await f.s.api.post("/search", body);
           expect(res.status).toBe(200);
           expectHits(res.body.results, expectedSearch(f, (body as { filters: Filter[] }).filters, 10, QUERY));
+          // A filter being learned beside the search (SEARCH_FILTER_LEARNING) counts as its VSIMs.
+          await f.s.server.app.searchIndex.index.settled();
           // MONITOR's lines may trail the reply.
           await new Promise((r) => setTimeout(r, 100));
           asked.push(current);
@@ -429,11 +431,13 @@ describe.each([
     });
 
     // Without postings, an eq/in filter asked again is learned (SEARCH_FILTER_LEARNING, on by default).
-    it.runIf(!env.SEARCH_FILTER_POSTINGS)("learns an eq/in filter on its second search by one exact scan, and answers it exactly from memory after, with no VSIM", async () => {
+    it.runIf(!env.SEARCH_FILTER_POSTINGS)("learns an eq/in filter on its second search by one exact scan beside it, and answers it exactly from memory after, with no VSIM", async () => {
       // A filter of its own (no other test asks it): the 40 products of group "forty".
       const body = searchBody(f, [F("group", "in", ["forty", "learned-filter-test"])], 10);
       const asked = await searchesOf(body, 4);
-      expect(asked.slice(1)).toEqual([["scan"], [], []]);
+      expect(asked[0]).not.toContain("scan");
+      expect(asked[1]).toContain("scan");
+      expect(asked.slice(2)).toEqual([[], []]);
     });
 
     /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */

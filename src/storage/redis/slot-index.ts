@@ -107,9 +107,9 @@ const DEFAULT_HNSW_M = 16;
 /**
  * Holders read a HOLDERS_SCRIPT call when a filter's matches are learned: without field postings
  * each costs a VEMB and a VGETATTR (about 15-20 us of Redis's main thread), so 10,000 of them in
- * one call would hold up every other client for 150-200 ms.
+ * one call would hold up every other client for 150-200 ms; 250, for 4-5 ms.
  */
-const LEARNED_HOLDERS_PER_CALL = 500;
+const LEARNED_HOLDERS_PER_CALL = 250;
 
 /**
  * QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any),
@@ -139,6 +139,8 @@ export class SlotIndex {
   private readonly holders: HolderCache;
   private readonly candidateSets: CandidateSets;
   private readonly learning = new FilterLearning();
+  /** Filters being learned now, by key: one learning at a time each. */
+  private readonly learningNow = new Map<string, Promise<void>>();
   private readonly threaded: ThreadedVsim;
   private readonly facts = new TagFacts();
   /** Stamps of this process's index writes: unique per process, then counted. */
@@ -199,8 +201,8 @@ export class SlotIndex {
   }
 
   /**
-   * A filter's answer from the candidates this process learned of it, if still as the build is,
-   * or from learning them now (filter-learning.ts says when); undefined for neither.
+   * A filter's answer from the candidates this process learned of it, if still as the build is;
+   * else undefined, after starting to learn them when filter-learning.ts says so.
    */
   private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
     const key = JSON.stringify([tag, groups]);
@@ -215,10 +217,24 @@ export class SlotIndex {
     // Not before the set's size is known (an answer tells it), nor while the held sets have no room
     // for one candidate: they are asked more often, and no scan is sent.
     const size = this.facts.size(tag) ?? Number.POSITIVE_INFINITY;
-    if (this.learning.shouldLearn(key, size) && this.candidateSets.fits(tag, groups, 1)) return this.learn(tag, query, groups, key, share);
-    // Counted as asked all the same: a filter asked more often than a held one takes its room.
+    if (!this.learningNow.has(key) && this.learning.shouldLearn(key, size) && this.candidateSets.fits(tag, groups, 1)) {
+      // Beside the query, which is answered as usual: no search waits for a scan and thousands of
+      // reads (at 100k, 10,000 matches took a search 335 ms). A learning that fails (Redis away) is
+      // only a set not held: the query's own calls meet the same failure and report it.
+      const learning = this.learn(tag, query, groups, key, share)
+        .catch(() => this.learning.lost(key))
+        .finally(() => this.learningNow.delete(key));
+      this.learningNow.set(key, learning);
+      return undefined;
+    }
+    // Counted as asked (a learning ask once it is done): a filter asked more often than a held one takes its room.
     this.candidateSets.noteAsked(tag, groups, Number.POSITIVE_INFINITY, false);
     return undefined;
+  }
+
+  /** Resolves once the filters being learned now are held (or not): for an orderly close, and tests. */
+  async settled(): Promise<void> {
+    while (this.learningNow.size > 0) await Promise.all(this.learningNow.values());
   }
 
   /**
@@ -226,12 +242,11 @@ export class SlotIndex {
    * reads the build's generation, then one exact scan with the filter on Redis's threads asks for
    * more matches than may be held; every match is read as a holder (its element, attributes and
    * words), when they are few enough and the held sets have room for them; held when all are
-   * read (a product without words has no holder), and the query is answered from them exactly.
-   * Writes after the generation was read may or may not show in the scan: the set then holds an
-   * older generation than the build's, and the next ask learns it again. Undefined when there is
-   * nothing to answer from (too many matches, no room, one not read): the caller asks as usual.
+   * read (a product without words has no holder). Writes after the generation was read may or may
+   * not show in the scan: the set then holds an older generation than the build's, and the next
+   * ask drops it.
    */
-  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
+  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<void> {
     const most = Math.floor(EXACT_CANDIDATES_HELD * share);
     const search = { count: most + 1, ef: undefined, filter: { expression: redisFilterExpression(query.filters)!, ef: query.count * FILTER_EF_PER_HIT } };
     let nearest: ThreadedNearest | undefined;
@@ -239,20 +254,19 @@ export class SlotIndex {
       nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { command: "vitrineQueryBuffer", args });
       return nearest.first;
     });
-    if (ahead.kind === "written") return undefined;
-    if (ahead.kind !== "ok") return ahead;
+    // Stale, split, or the build gone: the query's own answer says so.
+    if (ahead.kind !== "ok") return;
     this.facts.learn(tag, ahead.size, []);
     const ids = nearest!.ids;
     const tooMany = !ahead.generation || ids.length > most;
     const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation!, ids, query.filters) : "no room";
-    if (held === "vocabulary") return undefined;
+    if (held === "vocabulary") return;
     if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation!, candidates: held });
     // After set: whether a set goes in is weighed by the counts before the ask (candidate-sets.ts).
     this.candidateSets.noteAsked(tag, groups, tooMany ? Number.POSITIVE_INFINITY : ids.length, !tooMany);
     if (held === "too many") this.learning.tooMany(key);
     else if (held instanceof HeldCandidates && this.candidateSets.get(tag, groups)) this.learning.learned(key);
     else this.learning.lost(key);
-    return held instanceof HeldCandidates ? { kind: "ok", size: ahead.size, exact: true, current: ahead.current, moreCommonHolders: false, ...held.score(query, true) } : undefined;
   }
 
   /**

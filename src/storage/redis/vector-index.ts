@@ -137,6 +137,11 @@ export class RedisVectorIndex implements VectorIndex {
     await Promise.all(groups.map((group, k) => group.length > 0 && this.slots.remove(layout.tags[k]!, group)));
   }
 
+  /** Resolves once the filters being learned now (SlotIndex.learn) are held or given up. */
+  settled(): Promise<void> {
+    return this.slots.settled();
+  }
+
   async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, parts = 1): Promise<number> {
     const before = await this.currentLayout(catalogId);
     let count: number;
