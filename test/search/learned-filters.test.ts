@@ -11,6 +11,8 @@ import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { asksBeforeLearning } from "../../src/storage/redis/filter-learning.js";
+import { ThreadedVsim } from "../../src/storage/redis/threaded-nearest.js";
+import { vectorToBytes } from "../../src/storage/fp32.js";
 import { vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -195,8 +197,11 @@ describe("filters learned without field postings", () => {
     await index.rebuild(split, VERSION, pages(entries), 2);
     try {
       const filters: MetadataFilter[] = [{ field: "shop", operator: "eq", value: "s42" }];
-      for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(split, { ...queryOf(filters), lexical: undefined }));
-      await index.settled();
+      // One filter is learned at a time: the second part on an ask after the first's.
+      for (let k = 0; k < LEARN_AFTER + 2; k++) {
+        ok(await index.query(split, { ...queryOf(filters), lexical: undefined }));
+        await index.settled();
+      }
       const query = { ...queryOf(filters), lexical: undefined };
       const none = await vsimsOf(split, async () => {
         // Each part complete (it gave every match it has), the merge keeps them all: the first COUNT are the answer.
@@ -244,6 +249,26 @@ describe("a filter with more matches than a process may hold", () => {
       for (let k = 0; k < 5; k++) ok(await ask());
     });
     expect(later.map((v) => countOf(v.args))).toEqual(Array(5).fill(COUNT));
+  });
+
+  it("sends a learning scan aside: searches meanwhile leave its connection alone", async () => {
+    const threaded = new ThreadedVsim(vsimConnections);
+    const [vectors, meta] = [`${prefix}{${many}}:vectors`, `${prefix}{${many}}:meta`];
+    const vector = () => vectorToBytes(randomUnit(random, 8));
+    const seen = await vsimsOf(many, async () => {
+      const scan = threaded.nearest(vectors, meta, vector(), { count: HELD_MOST + 1, ef: undefined, filter: { expression: '.colour == "common"', ef: 100 } }, undefined, true);
+      const searches = Array.from({ length: 4 }, () => threaded.nearest(vectors, meta, vector(), { count: COUNT, ef: 100 }));
+      await Promise.all([scan, ...searches]);
+    });
+    const scanClient = seen.find((v) => countOf(v.args) === HELD_MOST + 1)!.client;
+    const searchClients = seen.filter((v) => countOf(v.args) === COUNT).map((v) => v.client);
+    expect(searchClients).toHaveLength(4);
+    expect(searchClients).not.toContain(scanClient);
+    // Once it is done, searches take every connection in turn again.
+    const after = await vsimsOf(many, async () => {
+      await Promise.all(Array.from({ length: 4 }, () => threaded.nearest(vectors, meta, vector(), { count: COUNT, ef: 100 })));
+    });
+    expect(after.map((v) => v.client)).toContain(scanClient);
   });
 
   it("while a rarer filter of the same set is learned: all of its matches, though there are more than FILTER-EF", async () => {

@@ -39,6 +39,8 @@ export interface ScriptDefinition {
 
 export class ThreadedVsim {
   private next = 0;
+  /** Long scans sent aside (nearest's `aside`) on the last connection, still running. */
+  private aside = 0;
 
   /** `scripts`: defined on every connection, to be sent ahead of a VSIM (nearest's `first`). */
   constructor(
@@ -55,10 +57,37 @@ export class ThreadedVsim {
   /**
    * The `search.count` nearest elements of the set at `vectorsKey`, in one round trip after `first`
    * (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which Redis runs on its main
-   * thread before the VSIM; without one, after a read of the build.
+   * thread before the VSIM; without one, after a read of the build. `aside`: a long scan no search
+   * waits for, sent on the last connection, which searches leave alone meanwhile (while there are
+   * others): a search sent after it there would wait the whole scan.
    */
-  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, search: NearestSearch, first?: { command: string; args: (string | Buffer)[] }): Promise<ThreadedNearest> {
-    const connection = this.connections[this.next++ % this.connections.length]!;
+  async nearest(
+    vectorsKey: string,
+    metaKey: string,
+    vector: Buffer,
+    search: NearestSearch,
+    first?: { command: string; args: (string | Buffer)[] },
+    aside = false,
+  ): Promise<ThreadedNearest> {
+    const last = this.connections.length - 1;
+    const shared = this.aside > 0 && last > 0 ? last : this.connections.length;
+    const connection = this.connections[aside ? last : this.next++ % shared]!;
+    if (aside) this.aside++;
+    try {
+      return await this.ask(connection, vectorsKey, metaKey, vector, search, first);
+    } finally {
+      if (aside) this.aside--;
+    }
+  }
+
+  private async ask(
+    connection: RedisClient,
+    vectorsKey: string,
+    metaKey: string,
+    vector: Buffer,
+    search: NearestSearch,
+    first?: { command: string; args: (string | Buffer)[] },
+  ): Promise<ThreadedNearest> {
     const pipeline = connection.pipeline();
     if (first) (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[first.command]!(...first.args);
     else pipeline.hget(metaKey, "lex");
