@@ -127,7 +127,8 @@ describe("a lost index", () => {
     await new Promise((r) => setTimeout(r, 1100));
 
     await flushAll(s.server.app.redis);
-    expect(await redisKeys()).toEqual([]);
+    // Nothing of the index; the orphan sweep (every second here) may have claimed its turn since.
+    expect((await redisKeys()).filter((k) => !k.endsWith(":claim:orphan-sweep"))).toEqual([]);
 
     expect(await answers()).toEqual(baseline);
     expect((await redisKeys()).some((k) => k.includes(catalogId))).toBe(true);
