@@ -15,6 +15,7 @@ import { ThreadedVsim } from "../../src/storage/redis/threaded-nearest.js";
 import { vectorToBytes } from "../../src/storage/fp32.js";
 import { vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
+import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
 const N = 4000;
@@ -48,19 +49,7 @@ async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]>
 }
 
 function queryOf(filters: MetadataFilter[], words: string[] = []): IndexQuery {
-  const vector = randomUnit(random, DIM);
-  return {
-    vector,
-    count: COUNT,
-    filters,
-    exactUpTo: 0,
-    expectedVersion: VERSION,
-    servableVersionPrefix: VERSION,
-    lexical:
-      words.length > 0
-        ? { vocabulary, words, maxProducts: 128, commonWordProducts: COUNT, commonProducts: COUNT * words.length, visual: vector.slice(0, DIM / 2), text: vector.slice(DIM / 2) }
-        : undefined,
-  };
+  return indexQuery({ vector: randomUnit(random, DIM), count: COUNT, version: VERSION, filters, words, vocabulary });
 }
 
 function dot(a: Float32Array, b: Float32Array): number {

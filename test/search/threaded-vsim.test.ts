@@ -14,6 +14,7 @@ import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
 import { monitorCommands, vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
+import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 
 const N = 3000;
@@ -46,18 +47,7 @@ async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]>
 }
 
 function queryOf(vector: Float32Array, words: string[]): IndexQuery {
-  return {
-    vector,
-    count: COUNT,
-    filters: [],
-    exactUpTo: 0,
-    expectedVersion: VERSION,
-    servableVersionPrefix: VERSION,
-    lexical:
-      words.length > 0
-        ? { vocabulary, words, maxProducts: 128, commonWordProducts: COUNT, commonProducts: COUNT * words.length, visual: vector.slice(0, DIM / 2), text: vector.slice(DIM / 2) }
-        : undefined,
-  };
+  return indexQuery({ vector, count: COUNT, version: VERSION, words, vocabulary });
 }
 
 /** The answer with its lexical holders in one order, for comparing. */
