@@ -52,6 +52,22 @@ describe("FilterLearning", () => {
     expect(asksToLearn(learning, "b", 1000)).toBe(1);
   });
 
+  it("learns a filter lost to a write again only once the catalog stood still since", () => {
+    const learning = new FilterLearning();
+    asksToLearn(learning, "a");
+    learning.learned("a");
+    for (let k = 0; k < BASE; k++) learning.served("a");
+    learning.lost("a", "b:10");
+    expect(asksToLearn(learning, "a")).toBe(BASE);
+    // Written again meanwhile (an import): not now, and asked again after the base wait.
+    expect(learning.stillWritten("a", "b:25")).toBe(true);
+    expect(asksToLearn(learning, "a")).toBe(BASE);
+    expect(learning.stillWritten("a", "b:25")).toBe(false);
+    learning.learned("a");
+    expect(learning.stillWritten("a", "b:40")).toBe(false);
+    expect(learning.stillWritten("never asked", "b:40")).toBe(false);
+  });
+
   it("tries a filter with more matches than may be held again only after many asks", () => {
     const learning = new FilterLearning();
     asksToLearn(learning, "a");

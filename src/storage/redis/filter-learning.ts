@@ -38,6 +38,8 @@ interface Entry {
   base: number;
   /** Asks its current learned set served, while held. */
   served: number;
+  /** The catalog's generation when its last set was lost to a write, until one is learned again. */
+  lostAt?: string | undefined;
 }
 
 export class FilterLearning {
@@ -60,7 +62,7 @@ export class FilterLearning {
   /** Its set is held from now on. */
   learned(key: string): void {
     const entry = this.filters.get(key);
-    if (entry) Object.assign(entry, { asks: 0, served: 0 });
+    if (entry) Object.assign(entry, { asks: 0, served: 0, lostAt: undefined });
   }
 
   /** An ask answered from its held set. */
@@ -74,11 +76,25 @@ export class FilterLearning {
    * or without words to read): learned again after the base wait when the set served at least as
    * many asks as were waited for it, else after twice the last wait.
    */
-  lost(key: string): void {
+  lost(key: string, generation?: string): void {
     const entry = this.filters.get(key);
     if (!entry) return;
     entry.wait = entry.served >= entry.wait ? entry.base : Math.min(MOST_WAIT, 2 * entry.wait);
     entry.asks = 0;
+    if (generation !== undefined) entry.lostAt = generation;
+  }
+
+  /**
+   * Whether the catalog (now at `generation`) was written since the filter's last set was lost to
+   * a write: then it is not learned now but once the catalog stood still for its base wait (an
+   * import going on would take the set as soon as it was read), at the cost of one read of the
+   * generation each time, not a scan.
+   */
+  stillWritten(key: string, generation: string): boolean {
+    const entry = this.filters.get(key);
+    if (!entry || entry.lostAt === undefined || entry.lostAt === generation) return false;
+    Object.assign(entry, { lostAt: generation, asks: 0, wait: entry.base });
+    return true;
   }
 
   /** Learning it found more matches than may be held: tried again after TOO_MANY_WAIT asks. */

@@ -103,8 +103,8 @@ end
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Without field postings, ARGV[14] is the generation of a filter's candidates the caller learned
-// (SlotIndex.learn): answered in mode 3 as of the same generation, else {"written"}.
-// Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"} | {"written"}
+// (SlotIndex.learn): answered in mode 3 as of the same generation, else {"written", the build's}.
+// Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"} | {"written", generation}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates, 4 the
 //         caller's candidates brought up to date), hit
 //         count, current (0/1: built at the expected version), the mode-2 candidates named by stamp
@@ -184,7 +184,7 @@ if not (meta[3] and meta[3] == meta[2]) then
   local generation = meta[2] and (meta[2] .. ':' .. (redis.call('GET', KEYS[3] .. meta[2] .. ':writes') or '0'))
   reply[7] = generation or ''
   if ARGV[14] ~= '' and tonumber(ARGV[4]) > 0 then
-    if ARGV[14] ~= generation then return {'written'} end
+    if ARGV[14] ~= generation then return {'written', generation or ''} end
     reply[3] = 3
     return reply
   end

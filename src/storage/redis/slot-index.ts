@@ -127,7 +127,7 @@ const LEARNED_SHARE_OF_CACHE = 1 / 8;
 type ScriptedAnswer =
   | Exclude<IndexAnswer, { kind: "ok" }>
   | SplitAnswer
-  | { kind: "written" }
+  | { kind: "written"; generation: string }
   | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[]; generation?: string });
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
@@ -220,7 +220,7 @@ export class SlotIndex {
         if (answer.kind === "ok") this.learning.served(key);
         return answer;
       }
-      this.learning.lost(key);
+      this.learning.lost(key, answer.generation);
     }
     // Not before the set's size is known (an answer tells it), nor while the held sets have no room
     // for one candidate: they are asked more often, and no scan is sent.
@@ -248,7 +248,8 @@ export class SlotIndex {
 
   /**
    * Learns a filter's matches without field postings: QUERY_SCRIPT, asked for no nearest elements,
-   * reads the build's generation, then one exact scan with the filter on Redis's threads asks for
+   * reads the build's generation (and when the catalog was written since the filter's last set was
+   * lost, nothing more is asked), then one exact scan with the filter on Redis's threads asks for
    * more matches than may be held; every match is read as a holder (its element, attributes and
    * words), when they are few enough and the held sets have room for them; held when all are
    * read (a product without words has no holder). Writes after the generation was read may or may
@@ -258,19 +259,20 @@ export class SlotIndex {
   private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<void> {
     const most = Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
     const search = { count: most + 1, ef: undefined, filter: { expression: redisFilterExpression(query.filters)!, ef: query.count * FILTER_EF_PER_HIT } };
-    let nearest: ThreadedNearest | undefined;
-    const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1, async (args) => {
-      nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { command: "vitrineQueryBuffer", args }, true);
-      return nearest.first;
-    });
+    const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
-    if (ahead.kind !== "ok") return;
+    if (ahead.kind !== "ok" || !ahead.generation) return;
     this.facts.learn(tag, ahead.size, []);
-    const ids = nearest!.ids;
-    const tooMany = !ahead.generation || ids.length > most;
-    const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation!, ids, query.filters) : "no room";
+    // Written since its last set was: an import still going on would take this one too.
+    if (this.learning.stillWritten(key, ahead.generation)) return;
+    const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, undefined, true);
+    // Rebuilt since the generation was read: its elements are another build's.
+    if (nearest.build !== generationBuild(ahead.generation)) return;
+    const ids = nearest.ids;
+    const tooMany = ids.length > most;
+    const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation, ids, query.filters) : "no room";
     if (held === "vocabulary") return;
-    if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation!, candidates: held });
+    if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
     // After set: whether a set goes in is weighed by the counts before the ask (candidate-sets.ts).
     this.candidateSets.noteAsked(tag, groups, tooMany ? Number.POSITIVE_INFINITY : ids.length, !tooMany);
     if (held === "too many") this.learning.tooMany(key);
@@ -457,7 +459,7 @@ export class SlotIndex {
     if (String(reply[0]) === "vocabulary") return { kind: "vocabulary" };
     if (String(reply[0]) === "written") {
       this.candidateSets.delete(tag, groups);
-      return { kind: "written" };
+      return { kind: "written", generation: String(reply[1] ?? "") };
     }
     const mode = Number(reply[2]);
     const size = Number(reply[1]);
