@@ -11,9 +11,11 @@
 // it has been asked about as many times as its scan costs in asks, as a page asked that often is
 // likely to be asked as often again: at 100k on the fifth ask, in a part of 500,000 on the 21st.
 // Learned on the second ask, filters asked in turn a few times each paid for scans that served
-// nothing (at 100k, 50 pairs of 1% filters asked about 7 times each: p99 128 ms against 37). A
+// nothing (at 100k, 50 pairs of 2% filters asked about 7 times each: p99 128 ms against 28). A
 // filter whose learned set is written away before it served as many asks as were waited for it
-// waits twice as many before the next try, so a catalog under a steady import stops paying for them.
+// waits twice as many before the next try, and one lost to a write is learned again only once the
+// catalog's write count stood still since, so a catalog under a steady import stops paying for
+// scans whose sets the next write takes.
 
 /** Elements a filtered search costs as much Redis as scanning, with the filter (at 100k, HNSW with a 1% filter: 15-25 ms; the scan: 70 ms). */
 const SCAN_ELEMENTS_PER_ASK = 25_000;
