@@ -219,6 +219,7 @@ const GUESS_SPREAD = 0.5;
 /** Held sets weighed as the ones to push out, asked longest ago first. */
 const EVICTION_WINDOW = 16;
 
-function keyOf(tag: string, groups: readonly (readonly string[])[]): string {
+/** A filter's key in the sets, by hash tag and posting groups (also FilterLearning's). */
+export function keyOf(tag: string, groups: readonly (readonly string[])[]): string {
   return JSON.stringify([tag, groups]);
 }

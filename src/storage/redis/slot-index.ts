@@ -11,7 +11,7 @@ import type { RedisClient } from "./connection.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { CandidateSets, heldSizeOf } from "./candidate-sets.js";
+import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
@@ -201,11 +201,11 @@ export class SlotIndex {
     if (!this.options.filterLearning || query.count === 0 || query.filters.length === 0 || !this.threaded.available) return undefined;
     if ((this.options.holderCacheEntries ?? 0) === 0) return undefined;
     if (this.options.filterPostings || this.facts.hasPostings(tag)) return undefined;
+    const groups = filterFacetGroups(query.filters);
+    if (groups.length !== query.filters.length) return undefined;
     // The scan's FILTER must narrow it: an expression only ever widens the matches (the caller
     // post-filters), so the learned set is the scan's matches that pass the filters.
-    if (redisFilterExpression(query.filters) === undefined) return undefined;
-    const groups = filterFacetGroups(query.filters);
-    return groups.length === query.filters.length ? groups : undefined;
+    return redisFilterExpression(query.filters) === undefined ? undefined : groups;
   }
 
   /**
@@ -213,7 +213,7 @@ export class SlotIndex {
    * else undefined, after starting to learn them when filter-learning.ts says so.
    */
   private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
-    const key = JSON.stringify([tag, groups]);
+    const key = keyOf(tag, groups);
     if (this.candidateSets.get(tag, groups)) {
       const answer = await this.queryScripted(tag, query, share);
       if (answer.kind !== "written") {
@@ -262,7 +262,6 @@ export class SlotIndex {
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
     if (ahead.kind !== "ok" || !ahead.generation) return;
-    this.facts.learn(tag, ahead.size, []);
     // Written since its last set was: an import still going on would take this one too.
     if (this.learning.stillWritten(key, ahead.generation)) return;
     const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, undefined, true);
