@@ -11,6 +11,7 @@ import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { asksBeforeLearning } from "../../src/storage/redis/filter-learning.js";
+import { LEARNED_CATCH_UP } from "../../src/storage/redis/query-script.js";
 import { ThreadedVsim } from "../../src/storage/redis/threaded-nearest.js";
 import { vectorToBytes } from "../../src/storage/fp32.js";
 import { vsimsDuring } from "../support/redis-monitor.js";
@@ -181,6 +182,74 @@ describe("filters learned without field postings", () => {
     });
     expect(none).toEqual([]);
     await index.upsert(catalogId, [turned]);
+  });
+
+  it("keeps a learned set through writes: each is in the next answer, from the process's memory, with no VSIM, up to LEARNED_CATCH_UP writes behind", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "gold" }];
+    for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(catalogId, queryOf(filters)));
+    await index.settled();
+    let list = [...entries];
+    const entry = (id: string) => list.find((e) => e.productId === id)!;
+    /** Writes, then asks with `vector` (the written product's, so that it leads when it matches): exact, and no VSIM. */
+    const step = async (write: () => Promise<void>, next: IndexEntry[], vector: Float32Array) => {
+      await write();
+      list = next;
+      const query = { ...queryOf(filters), vector };
+      const seen = await vsimsOf(catalogId, async () => {
+        const answer = ok(await index.query(catalogId, query));
+        expect(answer.exact).toBe(true);
+        expect(answer.hits.map((h) => h.productId)).toEqual(exactIds(list, query));
+      });
+      expect(seen).toEqual([]);
+      return query;
+    };
+    const fresh: IndexEntry = { productId: "fresh-gold", vector: randomUnit(random, DIM), attributes: { n: -2, colour: "gold", shop: "s1", rank: "NO_BOOST" }, words: ["fresh"] };
+    const added = await step(() => index.upsert(catalogId, [fresh]), [...list, fresh], fresh.vector);
+    expect(exactIds(list, added)[0]).toBe("fresh-gold");
+    // A navy product turns gold, a gold one navy, a gold one moves, a grey one is written unchanged.
+    const [navy, gold, moved, grey] = [entry("p7"), entry("p9"), entry("p19"), entry("p5")];
+    const nowGold = { ...navy, attributes: { ...navy.attributes, colour: "gold" } };
+    await step(() => index.upsert(catalogId, [nowGold]), list.map((e) => (e === navy ? nowGold : e)), navy.vector);
+    const nowNavy = { ...gold, attributes: { ...gold.attributes, colour: "navy" } };
+    await step(() => index.upsert(catalogId, [nowNavy]), list.map((e) => (e === gold ? nowNavy : e)), gold.vector);
+    const elsewhere = { ...moved, vector: randomUnit(random, DIM) };
+    await step(() => index.upsert(catalogId, [elsewhere]), list.map((e) => (e === moved ? elsewhere : e)), elsewhere.vector);
+    await step(() => index.upsert(catalogId, [grey]), list, grey.vector);
+    // Several writes between two asks, the same product twice among them, and a removal.
+    const twice = { ...fresh, vector: randomUnit(random, DIM) };
+    await step(
+      async () => {
+        await index.upsert(catalogId, [{ ...fresh, attributes: { ...fresh.attributes, colour: "tan" } }]);
+        await index.upsert(catalogId, [twice]);
+        await index.remove(catalogId, ["p29"]);
+      },
+      list.map((e) => (e.productId === fresh.productId ? twice : e)).filter((e) => e.productId !== "p29"),
+      twice.vector,
+    );
+
+    // More writes since its last ask than LEARNED_CATCH_UP: the set is dropped and the answer found in the set.
+    const rewritten = list.filter((e) => e.attributes.colour === "grey").slice(0, LEARNED_CATCH_UP + 1);
+    expect(rewritten).toHaveLength(LEARNED_CATCH_UP + 1);
+    await index.upsert(catalogId, rewritten);
+    const behind = await vsimsOf(catalogId, async () => {
+      const answer = ok(await index.query(catalogId, { ...queryOf(filters), vector: twice.vector }));
+      expect(answer.hits[0]!.productId).toBe("fresh-gold");
+      expect(answer.hits.every((h) => h.attributes.colour === "gold")).toBe(true);
+    });
+    expect(behind.length).toBeGreaterThan(0);
+
+    // Learned again; then a match written without words (it would have no holder to hold): learned anew, and found.
+    for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(catalogId, queryOf(filters)));
+    await index.settled();
+    const wordless: IndexEntry = { productId: "wordless-gold", vector: randomUnit(random, DIM), attributes: { n: -3, colour: "gold", shop: "s2", rank: "NO_BOOST" }, words: [] };
+    await index.upsert(catalogId, [wordless]);
+    const found = await vsimsOf(catalogId, async () => {
+      expect(ok(await index.query(catalogId, { ...queryOf(filters), vector: wordless.vector })).hits[0]!.productId).toBe("wordless-gold");
+    });
+    expect(found.length).toBeGreaterThan(0);
+
+    await index.remove(catalogId, ["fresh-gold", "wordless-gold"]);
+    await index.upsert(catalogId, [navy, gold, moved, entries[29]!]);
   });
 
   it("learns each part of a split catalog, and the merged answer is exact", async () => {

@@ -3,8 +3,9 @@
 // filter pushed down (at 100k about 15-30 ms of a Redis thread), a 0.1% one scans the set (70 ms).
 // Learning asks for them all once, in an exact scan with the filter, and reads them into this
 // process as held candidates (candidate-sets.ts), which answer the filter's next asks exactly for
-// a dot product each, while the build's write count stays where it was. Any write to the catalog
-// moves it, and the next ask learns again.
+// a dot product each. A write to the catalog moves the build's write count: the next ask is sent
+// the products written since, whole, from the build's write log, and the set is brought up to date
+// (query-script.ts LEARNED_CATCH_UP); a set fallen further behind is lost, and learned again.
 //
 // Learning costs about as much as a few asks: the scan evaluates the filter on every element
 // (about 0.7 us each), and each match read costs a VEMB and a VGETATTR. So a filter is learned once
@@ -13,9 +14,9 @@
 // Learned on the second ask, filters asked in turn a few times each paid for scans that served
 // nothing (at 100k, 50 pairs of 2% filters asked about 7 times each: p99 128 ms against 28). A
 // filter whose learned set is written away before it served as many asks as were waited for it
-// waits twice as many before the next try, and one lost to a write is learned again only once the
-// catalog's write count stood still since, so a catalog under a steady import stops paying for
-// scans whose sets the next write takes.
+// waits twice as many before the next try, and one lost to writes is learned again only once the
+// catalog's write count stood still since, so a catalog under an import faster than the filter is
+// asked stops paying for scans whose sets the writes take.
 
 /** Elements a filtered search costs as much Redis as scanning, with the filter (at 100k, HNSW with a 1% filter: 15-25 ms; the scan: 70 ms). */
 const SCAN_ELEMENTS_PER_ASK = 25_000;

@@ -19,10 +19,10 @@
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
 //   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
 //   <base>writes    string how many product writes (upserts, removals) the build has taken
-//   <base>wlog      list   with field postings, the build's last WRITE_LOG writes since it became
-//                          current, as "<count> <id>", oldest first: a caller holding a filter's
-//                          candidates as of a recent count reads only the products written since
-//                          (query-script.ts mode 4)
+//   <base>wlog      list   the build's last WRITE_LOG writes since it became current, as
+//                          "<count> <id>", oldest first: a caller holding a filter's candidates as
+//                          of a recent count reads only the products written since (query-script.ts
+//                          mode 4; without field postings, a learned filter's, LEARNED_CATCH_UP)
 //   <base>valuesets string the fields whose values get a vector set of their own in this build
 //                          (SEARCH_VALUE_SETS when it began), as their tokens' heads ('["shop",'),
 //                          newline-separated; written before the build's first product
@@ -145,7 +145,6 @@ for w in pairs(now) do
   end
 end
 if ARGV[4] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HSET', base .. 'docs', id, '#' .. ARGV[3] .. ' ' .. ARGV[4]) end
-if #ARGV < 5 then return 1 end
 -- Logged only for writes to the current build: no process holds candidates of a build still
 -- written aside, and a rebuild would push and trim an entry per product for nothing (a caller
 -- behind an unlogged write finds the log's counts broken and reads its candidates anew).
@@ -153,6 +152,7 @@ if ARGV[1] == '' then
   redis.call('RPUSH', base .. 'wlog', written .. ' ' .. id)
   redis.call('LTRIM', base .. 'wlog', -${WRITE_LOG}, -1)
 end
+if #ARGV < 5 then return 1 end
 local oldTokens = redis.call('HGET', base .. 'fdocs', id)
 local hadT, nowT = {}, {}
 if oldTokens then for t in string.gmatch(oldTokens, '[^\\n]+') do hadT[t] = true end end

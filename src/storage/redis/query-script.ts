@@ -30,6 +30,14 @@ export const VALUE_SET_EF_FROM = 10_000;
  */
 export const VALUE_SET_EF_FACTOR = 2;
 /**
+ * Writes a filter learned without field postings (SlotIndex.learn) may be behind the build and still
+ * be brought up to date from its write log (mode 4): each written product is read whole from the
+ * vector set (a VEMB and a VGETATTR, about 20 us), so at most about 5 ms of Redis's main thread.
+ * Further behind (an import of 100 products/s, the filter asked less than every 2.5 s), it is
+ * learned anew once the catalog stands still (filter-learning.ts).
+ */
+export const LEARNED_CATCH_UP = 256;
+/**
  * Members of the smallest posting sampled to bound an intersection of eq filters: a fixed cost of
  * 1,024 lookups, where counting it (SINTERCARD) scans the posting until the limit.
  */
@@ -103,7 +111,9 @@ end
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, words...
 // Without field postings, ARGV[14] is the generation of a filter's candidates the caller learned
-// (SlotIndex.learn): answered in mode 3 as of the same generation, else {"written", the build's}.
+// (SlotIndex.learn): answered in mode 3 as of the same generation, in mode 4 (every product written
+// since whole, passing the filters or not: the caller applies them) when at most LEARNED_CATCH_UP
+// writes behind, else {"written", the build's}.
 // Reply: {"split", layout} | {"stale", version-or-""} | {"vocabulary"} | {"written", generation}
 //      | {"ok", size, mode (0 HNSW, 1 exact scan, 2 candidates, 3 the caller's candidates, 4 the
 //         caller's candidates brought up to date), hit
@@ -179,14 +189,57 @@ local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current, '', ''}
 -- Without field postings, the build's write count (lexical-script.ts): a caller that learned a
 -- filter's candidates from an exact scan (SlotIndex.learn) as of the same count holds them as they
--- are (mode 3); as of another, it is told to learn them anew.
+-- are (mode 3); as of an earlier count of the build that the write log reaches back to, at most
+-- LEARNED_CATCH_UP writes behind, it is sent the products written since, whole, to pass through
+-- the filters itself (mode 4); else it is told to learn them anew.
 if not (meta[3] and meta[3] == meta[2]) then
-  local generation = meta[2] and (meta[2] .. ':' .. (redis.call('GET', KEYS[3] .. meta[2] .. ':writes') or '0'))
+  local written = meta[2] and tonumber(redis.call('GET', KEYS[3] .. meta[2] .. ':writes') or '0')
+  local generation = meta[2] and (meta[2] .. ':' .. written)
   reply[7] = generation or ''
   if ARGV[14] ~= '' and tonumber(ARGV[4]) > 0 then
-    if ARGV[14] ~= generation then return {'written', generation or ''} end
-    reply[3] = 3
-    return reply
+    if ARGV[14] == generation then
+      reply[3] = 3
+      return reply
+    end
+    local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
+    local behind = heldBuild and heldBuild == meta[2] and written - tonumber(heldAt)
+    if behind and behind > 0 and behind <= ${LEARNED_CATCH_UP} then
+      local dbase = KEYS[3] .. meta[2] .. ':'
+      local log = redis.call('LRANGE', dbase .. 'wlog', -behind, -1)
+      if #log == behind and tonumber(string.match(log[1], '^%d+')) == tonumber(heldAt) + 1 then
+        local changed, ids = {}, {}
+        for _, entry in ipairs(log) do
+          local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
+          if not changed[id] then
+            changed[id] = true
+            ids[#ids + 1] = id
+          end
+        end
+        local docs = redis.call('HMGET', dbase .. 'docs', unpack(ids))
+        local whole = {}
+        for k, id in ipairs(ids) do
+          -- Removals take the words out first: no doc, and the product is no longer a candidate.
+          local doc = docs[k]
+          local e = doc and redis.call('VEMB', KEYS[1], id, 'RAW')
+          if e then
+            local space = string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
+            whole[#whole + 1] = id
+            whole[#whole + 1] = e[2]
+            whole[#whole + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
+            whole[#whole + 1] = space and string.sub(doc, space + 1) or doc
+          elseif not doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then
+            -- Written without words: it has no holder to hold (as when learned), so learned anew.
+            return {'written', generation}
+          end
+        end
+        reply[3] = 4
+        reply[4] = #whole / 4
+        reply[6] = table.concat(ids, '\\n')
+        for _, v in ipairs(whole) do reply[#reply + 1] = v end
+        return reply
+      end
+    end
+    return {'written', generation or ''}
   end
 end
 -- The elements answered as hits: the holders below need not ask VISMEMBER about them.

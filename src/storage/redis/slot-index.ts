@@ -254,7 +254,8 @@ export class SlotIndex {
    * words), when they are few enough and the held sets have room for them; held when all are
    * read (a product without words has no holder). Writes after the generation was read may or may
    * not show in the scan: the set then holds an older generation than the build's, and the next
-   * ask drops it.
+   * ask is sent those writes from the build's write log and brings it up to date (QUERY_SCRIPT's
+   * mode 4), as after any write.
    */
   private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<void> {
     const most = Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
@@ -294,7 +295,7 @@ export class SlotIndex {
       const holder = read.get(productId);
       if (!holder) return "lost";
       // The FILTER expression may pass more than the filters do; and a product written since the
-      // scan (the set is then of an older generation, learned again next time) is taken as it is now.
+      // scan (the set is then of an older generation, brought up to date at the next ask) is taken as it is now.
       if (matchesFilters(filters, holder.attributes)) candidates.push({ productId, ...holder });
     }
     return new HeldCandidates(candidates);
@@ -472,7 +473,9 @@ export class SlotIndex {
     if (mode === 2 || mode === 3 || mode === 4) {
       const candidates = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
       if (candidates === "vocabulary") return { kind: "vocabulary" };
-      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply));
+      // Without postings the script sends every product written since, passing or not (a learned
+      // filter is eq/in alone: decided); with them, those its postings pass.
+      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply).filter((c) => !decided || matchesFilters(query.filters, c.attributes)));
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
