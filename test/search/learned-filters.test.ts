@@ -11,7 +11,7 @@ import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { asksBeforeLearning } from "../../src/storage/redis/filter-learning.js";
-import { LEARNED_CATCH_UP } from "../../src/storage/redis/query-script.js";
+import { LEARNED_CATCH_UP } from "../../src/storage/redis/lexical-script.js";
 import { ThreadedVsim } from "../../src/storage/redis/threaded-nearest.js";
 import { vectorToBytes } from "../../src/storage/fp32.js";
 import { vsimsDuring } from "../support/redis-monitor.js";

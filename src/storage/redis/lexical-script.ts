@@ -19,10 +19,11 @@
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
 //   <base>attr      hash   product id -> its attribute JSON (likewise; VGETATTR costs 5 us)
 //   <base>writes    string how many product writes (upserts, removals) the build has taken
-//   <base>wlog      list   the build's last WRITE_LOG writes since it became current, as
-//                          "<count> <id>", oldest first: a caller holding a filter's candidates as
-//                          of a recent count reads only the products written since (query-script.ts
-//                          mode 4; without field postings, a learned filter's, LEARNED_CATCH_UP)
+//   <base>wlog      list   the build's last WRITE_LOG writes (LEARNED_CATCH_UP without field
+//                          postings) since it became current, as "<count> <id>", oldest first: a
+//                          caller holding a filter's candidates as of a recent count (with field
+//                          postings, or learned without) reads only the products written since
+//                          (query-script.ts mode 4)
 //   <base>valuesets string the fields whose values get a vector set of their own in this build
 //                          (SEARCH_VALUE_SETS when it began), as their tokens' heads ('["shop",'),
 //                          newline-separated; written before the build's first product
@@ -50,6 +51,15 @@ const RANKED_REFILL = RANKED_CAP / 4;
  * the log instead of named anew.
  */
 export const WRITE_LOG = 1024;
+/**
+ * Writes a filter learned without field postings (SlotIndex.learn) may be behind the build and
+ * still be brought up to date from the write log (query-script.ts mode 4): each product written
+ * since is read whole from the vector set (a VEMB and a VGETATTR, about 20 us), so at most about
+ * 5 ms of Redis's main thread. Further behind (an import of 100 products/s, the filter asked less
+ * than every 2.5 s), it is learned anew once the catalog stands still (filter-learning.ts). A
+ * build written without postings logs only this many writes: about 12 KB a catalog.
+ */
+export const LEARNED_CATCH_UP = 256;
 
 // Sets (or, with no words and no tokens, removes) one product's words and field postings.
 // KEYS[1] meta hash, KEYS[2] lexical key prefix (up to the build id)
@@ -150,7 +160,7 @@ if ARGV[4] == '' then redis.call('HDEL', base .. 'docs', id) else redis.call('HS
 -- behind an unlogged write finds the log's counts broken and reads its candidates anew).
 if ARGV[1] == '' then
   redis.call('RPUSH', base .. 'wlog', written .. ' ' .. id)
-  redis.call('LTRIM', base .. 'wlog', -${WRITE_LOG}, -1)
+  redis.call('LTRIM', base .. 'wlog', #ARGV < 5 and -${LEARNED_CATCH_UP} or -${WRITE_LOG}, -1)
 end
 if #ARGV < 5 then return 1 end
 local oldTokens = redis.call('HGET', base .. 'fdocs', id)

@@ -1,4 +1,4 @@
-import { RANKED_FROM, WRITE_LOG } from "./lexical-script.js";
+import { LEARNED_CATCH_UP, RANKED_FROM, WRITE_LOG } from "./lexical-script.js";
 
 /** How many times more nearest elements a query with a common word asks for. */
 export const COMMON_WORD_NEAREST = 5;
@@ -29,14 +29,6 @@ export const VALUE_SET_EF_FROM = 10_000;
  * EF 250, 0.956-0.959 at 500, p99 as at 250 (README "Filtered search").
  */
 export const VALUE_SET_EF_FACTOR = 2;
-/**
- * Writes a filter learned without field postings (SlotIndex.learn) may be behind the build and still
- * be brought up to date from its write log (mode 4): each written product is read whole from the
- * vector set (a VEMB and a VGETATTR, about 20 us), so at most about 5 ms of Redis's main thread.
- * Further behind (an import of 100 products/s, the filter asked less than every 2.5 s), it is
- * learned anew once the catalog stands still (filter-learning.ts).
- */
-export const LEARNED_CATCH_UP = 256;
 /**
  * Members of the smallest posting sampled to bound an intersection of eq filters: a fixed cost of
  * 1,024 lookups, where counting it (SINTERCARD) scans the posting until the limit.
