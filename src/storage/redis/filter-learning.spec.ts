@@ -52,20 +52,26 @@ describe("FilterLearning", () => {
     expect(asksToLearn(learning, "b", 1000)).toBe(1);
   });
 
-  it("learns a filter lost to a write again only once the catalog stood still since", () => {
+  it("learns a filter lost to writes again only once the catalog took few enough within a wait to be caught up with", () => {
+    const CATCH_UP = 256;
     const learning = new FilterLearning();
     asksToLearn(learning, "a");
     learning.learned("a");
     for (let k = 0; k < BASE; k++) learning.served("a");
     learning.lost("a", "b:10");
     expect(asksToLearn(learning, "a")).toBe(BASE);
-    // Written again meanwhile (an import): not now, and asked again after the base wait.
-    expect(learning.stillWritten("a", "b:25")).toBe(true);
+    // More writes since than a set can be caught up with (an import faster than the asks): not
+    // now, and asked again after the base wait, counted from here.
+    expect(learning.stillWritten("a", "b:300", CATCH_UP)).toBe(true);
     expect(asksToLearn(learning, "a")).toBe(BASE);
-    expect(learning.stillWritten("a", "b:25")).toBe(false);
+    expect(learning.stillWritten("a", "b:300", CATCH_UP)).toBe(false);
+    expect(learning.stillWritten("a", `b:${300 + CATCH_UP}`, CATCH_UP)).toBe(false);
+    expect(learning.stillWritten("a", `b:${301 + CATCH_UP}`, CATCH_UP)).toBe(true);
+    // Another build since: its counts say nothing of the writes.
+    expect(learning.stillWritten("a", "c:3", CATCH_UP)).toBe(true);
     learning.learned("a");
-    expect(learning.stillWritten("a", "b:40")).toBe(false);
-    expect(learning.stillWritten("never asked", "b:40")).toBe(false);
+    expect(learning.stillWritten("a", "c:4000", CATCH_UP)).toBe(false);
+    expect(learning.stillWritten("never asked", "b:40", CATCH_UP)).toBe(false);
   });
 
   it("tries a filter with more matches than may be held again only after many asks", () => {

@@ -15,8 +15,8 @@
 // nothing (at 100k, 50 pairs of 2% filters asked about 7 times each: p99 128 ms against 28). A
 // filter whose learned set is written away before it served as many asks as were waited for it
 // waits twice as many before the next try, and one lost to writes is learned again only once the
-// catalog's write count stood still since, so a catalog under an import faster than the filter is
-// asked stops paying for scans whose sets the writes take.
+// catalog took few enough writes within a wait to be caught up with, so a catalog under writes
+// faster than the filter is asked stops paying for scans whose sets the writes take.
 
 /** Elements a filtered search costs as much Redis as scanning, with the filter (at 100k, HNSW with a 1% filter: 15-25 ms; the scan: 70 ms). */
 const SCAN_ELEMENTS_PER_ASK = 25_000;
@@ -88,14 +88,17 @@ export class FilterLearning {
   }
 
   /**
-   * Whether the catalog (now at `generation`) was written since the filter's last set was lost to
-   * a write: then it is not learned now but once the catalog stood still for its base wait (an
-   * import going on would take the set as soon as it was read), at the cost of one read of the
-   * generation each time, not a scan.
+   * Whether the catalog (now at `generation`) took more writes since the filter's last set was
+   * lost to writes (or since this was last asked) than a learned set can be brought up to date
+   * from (`catchUp`, query-script.ts mode 4): then it is not learned now but once it took fewer
+   * within a base wait (writes faster than the filter is asked would take the set as soon as it
+   * was read), at the cost of one read of the generation each time, not a scan.
    */
-  stillWritten(key: string, generation: string): boolean {
+  stillWritten(key: string, generation: string, catchUp: number): boolean {
     const entry = this.filters.get(key);
     if (!entry || entry.lostAt === undefined || entry.lostAt === generation) return false;
+    const [lost, now] = [countOf(entry.lostAt), countOf(generation)];
+    if (lost && now && lost.build === now.build && now.count >= lost.count && now.count - lost.count <= catchUp) return false;
     Object.assign(entry, { lostAt: generation, asks: 0, wait: entry.base });
     return true;
   }
@@ -105,4 +108,11 @@ export class FilterLearning {
     const entry = this.filters.get(key);
     if (entry) Object.assign(entry, { asks: 0, wait: TOO_MANY_WAIT });
   }
+}
+
+/** A generation's build and write count ("<build>:<count>"), or undefined for another form. */
+function countOf(generation: string): { build: string; count: number } | undefined {
+  const at = generation.lastIndexOf(":");
+  const count = Number(generation.slice(at + 1));
+  return at > 0 && Number.isInteger(count) ? { build: generation.slice(0, at), count } : undefined;
 }

@@ -20,7 +20,7 @@ import type { Candidate } from "./held-candidates.js";
 import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
-import { docParts, docWords, HOLDERS_SCRIPT, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { NEAREST_SCRIPT } from "./nearest-script.js";
 import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
@@ -263,8 +263,8 @@ export class SlotIndex {
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
     if (ahead.kind !== "ok" || !ahead.generation) return;
-    // Written since its last set was: an import still going on would take this one too.
-    if (this.learning.stillWritten(key, ahead.generation)) return;
+    // Lost to writes, and written since faster than it can be caught up with: they would take this set too.
+    if (this.learning.stillWritten(key, ahead.generation, LEARNED_CATCH_UP)) return;
     const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, undefined, true);
     // Rebuilt since the generation was read: its elements are another build's.
     if (nearest.build !== generationBuild(ahead.generation)) return;
