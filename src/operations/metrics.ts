@@ -52,6 +52,7 @@ export class ServiceMetrics {
   private readonly processedProducts: Counter<"outcome">;
   private readonly mapFits: Counter<"outcome">;
   private readonly mapFitDuration: Histogram<"outcome">;
+  private readonly filterLearnings: Counter<"outcome">;
 
   /** `storeOf` tells which store an error came from, for the store error counters. */
   constructor(private readonly storeOf: StoreOfError) {
@@ -126,6 +127,17 @@ export class ServiceMetrics {
       labelNames: ["outcome"],
       registers,
     });
+    this.filterLearnings = new Counter({
+      name: "vitrine_filter_learnings_total",
+      help: "Filters this process tried to learn (SEARCH_FILTER_LEARNING), by outcome (learned, too_many, no_room, lost, written, failed)",
+      labelNames: ["outcome"],
+      registers,
+    });
+  }
+
+  /** A filter learning of the vector index ended so (its LearningOutcome). */
+  filterLearning(outcome: string): void {
+    this.filterLearnings.inc({ outcome });
   }
 
   /** A text-image map fit in a worker process, fitted or failed. */

@@ -434,11 +434,21 @@ describe.each([
     it.runIf(!env.SEARCH_FILTER_POSTINGS)("learns an eq/in filter on its second search by one exact scan beside it, and answers it exactly from memory after, with no VSIM", async () => {
       // A filter of its own (no other test asks it): the 40 products of group "forty".
       const body = searchBody(f, [F("group", "in", ["forty", "learned-filter-test"])], 10);
+      const learnedBefore = await learnings("learned");
       const asked = await searchesOf(body, 4);
       expect(asked[0]).not.toContain("scan");
       expect(asked[1]).toContain("scan");
       expect(asked.slice(2)).toEqual([[], []]);
+      // Operators see it in /metrics.
+      expect(await learnings("learned")).toBe(learnedBefore + 1);
     });
+
+    /** vitrine_filter_learnings_total of `outcome`, as the service's /metrics shows it. */
+    async function learnings(outcome: string): Promise<number> {
+      const text = await (await fetch(`${f.s.server.restUrl}/metrics`)).text();
+      const line = text.split("\n").find((l) => l.startsWith(`vitrine_filter_learnings_total{outcome="${outcome}"} `));
+      return line === undefined ? 0 : Number(line.split(" ").at(-1));
+    }
 
     /** Subjects of /recs that see the rare products deep in their ranking, so the index must dig. */
     function deepSubject(): string {

@@ -11,6 +11,7 @@ import { matchesFilters } from "../../src/search/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery, MetadataFilter } from "../../src/search/index.js";
 import { openRedis, RedisVectorIndex, type RedisClient } from "../../src/storage/redis/index.js";
 import { asksBeforeLearning } from "../../src/storage/redis/filter-learning.js";
+import type { LearningOutcome } from "../../src/storage/redis/filter-learning.js";
 import { LEARNED_CATCH_UP } from "../../src/storage/redis/lexical-script.js";
 import { ThreadedVsim } from "../../src/storage/redis/threaded-nearest.js";
 import { vectorToBytes } from "../../src/storage/fp32.js";
@@ -44,6 +45,8 @@ let redis: RedisClient;
 let vsimConnections: RedisClient[];
 let index: RedisVectorIndex;
 let vocabulary: { build: string; size: number };
+/** How each learning of `index` ended, in order (its onLearning). */
+const outcomes: LearningOutcome[] = [];
 
 async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
   for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
@@ -86,7 +89,7 @@ beforeAll(async () => {
   const target = { url: config.redis.url, clusterNodes: config.redis.clusterNodes };
   redis = await openRedis(target);
   vsimConnections = await Promise.all([openRedis(target), openRedis(target)]);
-  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, filterLearning: true, vsimConnections });
+  index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, filterLearning: true, vsimConnections, onLearning: (o) => outcomes.push(o) });
   await index.rebuild(catalogId, VERSION, pages(entries));
   const read = await index.vocabulary(catalogId, undefined);
   vocabulary = { build: read.build!, size: read.words.length };
@@ -113,6 +116,7 @@ describe("filters learned without field postings", () => {
     expect(scans[0]!.args).toContain("TRUTH");
     expect(scans[0]!.args).toContain("FILTER");
     expect(seen.length).toBeGreaterThan(scans.length);
+    expect(outcomes).toEqual(["learned"]);
     for (let k = 0; k < 5; k++) {
       const query = queryOf(filters);
       const none = await vsimsOf(catalogId, async () => {
@@ -252,6 +256,20 @@ describe("filters learned without field postings", () => {
     await index.upsert(catalogId, [navy, gold, moved, entries[29]!]);
   });
 
+  it("reports a learning that Redis failed, and the filter is searched as before", async () => {
+    const lone = await openRedis({ url: loadConfig(redisEnv()).redis.url, clusterNodes: loadConfig(redisEnv()).redis.clusterNodes });
+    const failed: { outcome: LearningOutcome; error: unknown }[] = [];
+    const other = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, filterLearning: true, vsimConnections: [lone], onLearning: (outcome, error) => failed.push({ outcome, error }) });
+    const filters: MetadataFilter[] = [{ field: "shop", operator: "eq", value: "s61" }];
+    for (let k = 1; k < LEARN_AFTER; k++) ok(await other.query(catalogId, queryOf(filters)));
+    // Its only VSIM connection closed (no offline queue): the search's VSIM and the learning's scan both meet the refusal.
+    lone.disconnect();
+    await expect(other.query(catalogId, queryOf(filters))).rejects.toThrow(/enableOfflineQueue|closed/i);
+    await other.settled();
+    expect(failed.map((f) => f.outcome)).toEqual(["failed"]);
+    expect(String(failed[0]!.error)).toMatch(/enableOfflineQueue|closed/i);
+  });
+
   it("learns each part of a split catalog, and the merged answer is exact", async () => {
     const split = `${catalogId}-split`;
     await index.rebuild(split, VERSION, pages(entries), 2);
@@ -304,6 +322,7 @@ describe("a filter with more matches than a process may hold", () => {
     });
     // The query asked as usual, and the scan for every match, which found more than may be held.
     expect(tried.map((v) => countOf(v.args)).sort((a, b) => a - b)).toEqual([COUNT, HELD_MOST + 1]);
+    expect(outcomes.at(-1)).toBe("too_many");
     const later = await vsimsOf(many, async () => {
       for (let k = 0; k < 5; k++) ok(await ask());
     });
@@ -344,4 +363,73 @@ describe("a filter with more matches than a process may hold", () => {
       expect(none).toEqual([]);
     }
   });
+});
+
+describe("a learned set at its largest: 12,000 matches a catalog (a cache of 100,000, whose eighth is more)", () => {
+  const large = `${catalogId}-large`;
+  const MOST = 12_000;
+  // "wide": exactly MOST matches (held); "over": one more (never held).
+  const items: IndexEntry[] = Array.from({ length: MOST + 600 }, (_, i) => ({
+    productId: `l${i}`,
+    vector: randomUnit(random, 8),
+    attributes: { band: i < MOST ? "wide" : "narrow", tone: i <= MOST ? "over" : "under" },
+    words: [`w${i}`],
+  }));
+  let roomy: RedisVectorIndex;
+  const learned: LearningOutcome[] = [];
+
+  beforeAll(async () => {
+    roomy = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 100_000, filterLearning: true, vsimConnections, onLearning: (o) => learned.push(o) });
+    await roomy.rebuild(large, VERSION, pages(items));
+  }, 180_000);
+
+  afterAll(async () => {
+    await roomy?.drop(large);
+  });
+
+  const ask = (filters: MetadataFilter[], vector = randomUnit(random, 8)) => roomy.query(large, { ...queryOf(filters), vector, lexical: undefined });
+
+  it("holds a filter of 12,000 matches, answers it exactly with no VSIM, and lets it go once a write takes it past 12,000", async () => {
+    const filters: MetadataFilter[] = [{ field: "band", operator: "eq", value: "wide" }];
+    const learnAfter = asksBeforeLearning(items.length);
+    const learning = await vsimsOf(large, async () => {
+      for (let k = 0; k < learnAfter; k++) ok(await ask(filters));
+      await roomy.settled();
+    });
+    expect(learning.map((v) => countOf(v.args))).toContain(MOST + 1);
+    expect(learned).toEqual(["learned"]);
+    const vector = randomUnit(random, 8);
+    const none = await vsimsOf(large, async () => {
+      expect(ok(await ask(filters, vector)).hits.map((h) => h.productId)).toEqual(exactIds(items, { ...queryOf(filters), vector }));
+    });
+    expect(none).toEqual([]);
+    // One more match: brought up to date, this answer is exact still, and the set is let go after it.
+    const joined = { ...items[MOST + 1]!, attributes: { ...items[MOST + 1]!.attributes, band: "wide" }, vector };
+    await roomy.upsert(large, [joined]);
+    const now = items.map((e) => (e.productId === joined.productId ? joined : e));
+    const caughtUp = await vsimsOf(large, async () => {
+      expect(ok(await ask(filters, vector)).hits.map((h) => h.productId)).toEqual(exactIds(now, { ...queryOf(filters), vector }));
+    });
+    expect(caughtUp).toEqual([]);
+    const after = await vsimsOf(large, async () => {
+      expect(ok(await ask(filters)).hits.every((h) => h.attributes.band === "wide")).toBe(true);
+    });
+    expect(after.length).toBeGreaterThan(0);
+    await roomy.upsert(large, [items[MOST + 1]!]);
+  }, 60_000);
+
+  it("does not hold a filter of 12,001 matches", async () => {
+    const filters: MetadataFilter[] = [{ field: "tone", operator: "eq", value: "over" }];
+    const learnAfter = asksBeforeLearning(items.length);
+    const tried = await vsimsOf(large, async () => {
+      for (let k = 0; k < learnAfter; k++) ok(await ask(filters));
+      await roomy.settled();
+    });
+    expect(tried.map((v) => countOf(v.args))).toContain(MOST + 1);
+    expect(learned.at(-1)).toBe("too_many");
+    const later = await vsimsOf(large, async () => {
+      for (let k = 0; k < 3; k++) ok(await ask(filters));
+    });
+    expect(later.map((v) => countOf(v.args))).toEqual(Array(3).fill(COUNT));
+  }, 60_000);
 });

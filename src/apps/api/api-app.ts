@@ -87,7 +87,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   // The main connection reports Redis's outages (watchRedis): these would only repeat them.
   const vsimConnections = await Promise.all(Array.from({ length: config.search.vsimConnections }, () => openRedis(config.redis)));
   for (const connection of vsimConnections) connection.on("error", () => undefined);
-  const searchIndex = createSearchIndex(config, mysql, redis, text, logger, vsimConnections);
+  const searchIndex = createSearchIndex(config, mysql, redis, text, logger, vsimConnections, (outcome) => metrics.filterLearning(outcome));
   const searchLog = new MysqlSearchLog(mysql.db, logger);
   const core = createCore(config, { mysql, searchIndex, searchLog, text, objects, workers, adminKey }, logger);
   const sweeper = startIndexSweeper(searchIndex.sync, { intervalMs: config.search.indexSweepMs, orphansEveryMs: config.search.indexOrphanSweepMs }, logger);

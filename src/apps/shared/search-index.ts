@@ -6,6 +6,7 @@ import { IndexSync, VisualSpaces } from "../../search/index.js";
 import type { MysqlConnection } from "../../storage/mysql/index.js";
 import { MysqlIndexSource } from "../../storage/mysql/index.js";
 import { RedisVectorIndex } from "../../storage/redis/index.js";
+import type { LearningOutcome } from "../../storage/redis/index.js";
 
 export interface SearchIndex {
   index: RedisVectorIndex;
@@ -16,6 +17,7 @@ export interface SearchIndex {
 /**
  * The vector index and its sync with MySQL, as both the API and the workers use them.
  * `vsimConnections`: Redis connections for the index's VSIMs alone (the API's; workers do not search).
+ * `learned`: told how each filter learning ended (the API's metrics); a failed one is logged here.
  */
 export function createSearchIndex(
   config: Config,
@@ -24,6 +26,7 @@ export function createSearchIndex(
   text: SentenceEncoder,
   log: Logger,
   vsimConnections: readonly RedisClient[] = [],
+  learned?: (outcome: LearningOutcome) => void,
 ): SearchIndex {
   const index = new RedisVectorIndex(redis, {
     keyPrefix: config.redis.keyPrefix,
@@ -33,6 +36,11 @@ export function createSearchIndex(
     valueSetFields: config.search.valueSetFields,
     holderCacheEntries: config.search.holderCacheEntries,
     filterLearning: config.search.filterLearning,
+    onLearning: (outcome, error) => {
+      // The search that started it is answered as usual; its own calls report a store that is away.
+      if (outcome === "failed") log.warn({ err: error }, "filter learning failed; the filter is searched as before");
+      learned?.(outcome);
+    },
     vsimConnections,
   });
   const spaces = new VisualSpaces(text);

@@ -13,6 +13,7 @@ import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, Vocabul
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
+import type { LearningOutcome } from "./filter-learning.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
 import { HeldCandidates } from "./held-candidates.js";
@@ -55,6 +56,8 @@ export interface RedisVectorIndexOptions {
    * candidates in the holder cache's room (filter-learning.ts); off when unset.
    */
   filterLearning?: boolean;
+  /** Told how each learning ended (filter-learning.ts), with the error of one that failed: metrics and logs. */
+  onLearning?: (outcome: LearningOutcome, error?: unknown) => void;
   /**
    * Connections that carry only VSIMs, so that unfiltered HNSW searches run on Redis's threads
    * instead of its main thread (threaded-nearest.ts); none: every query is one script call.
@@ -232,7 +235,13 @@ export class SlotIndex {
       // reads (at 100k, 10,000 matches took a search 335 ms). A learning that fails (Redis away) is
       // only a set not held: the query's own calls meet the same failure and report it.
       this.learningNow = this.learn(tag, query, groups, key, share)
-        .catch(() => this.learning.lost(key))
+        .then(
+          (outcome) => outcome && this.options.onLearning?.(outcome),
+          (error: unknown) => {
+            this.learning.lost(key);
+            this.options.onLearning?.("failed", error);
+          },
+        )
         .finally(() => (this.learningNow = undefined));
       return undefined;
     }
@@ -257,27 +266,34 @@ export class SlotIndex {
    * ask is sent those writes from the build's write log and brings it up to date (QUERY_SCRIPT's
    * mode 4), as after any write.
    */
-  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<void> {
+  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<LearningOutcome | undefined> {
     const most = Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
     const search = { count: most + 1, ef: undefined, filter: { expression: redisFilterExpression(query.filters)!, ef: query.count * FILTER_EF_PER_HIT } };
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
-    if (ahead.kind !== "ok" || !ahead.generation) return;
+    if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     // Lost to writes, and written since faster than it can be caught up with: they would take this set too.
-    if (this.learning.stillWritten(key, ahead.generation, LEARNED_CATCH_UP)) return;
+    if (this.learning.stillWritten(key, ahead.generation, LEARNED_CATCH_UP)) return "written";
     const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, undefined, true);
     // Rebuilt since the generation was read: its elements are another build's.
-    if (nearest.build !== generationBuild(ahead.generation)) return;
+    if (nearest.build !== generationBuild(ahead.generation)) return "lost";
     const ids = nearest.ids;
     const tooMany = ids.length > most;
     const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation, ids, query.filters) : "no room";
-    if (held === "vocabulary") return;
+    if (held === "vocabulary") return "lost";
     if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
     // After set: whether a set goes in is weighed by the counts before the ask (candidate-sets.ts).
     this.candidateSets.noteAsked(tag, groups, tooMany ? Number.POSITIVE_INFINITY : ids.length, !tooMany);
-    if (held === "too many") this.learning.tooMany(key);
-    else if (held instanceof HeldCandidates && this.candidateSets.get(tag, groups)) this.learning.learned(key);
-    else this.learning.lost(key);
+    if (held === "too many") {
+      this.learning.tooMany(key);
+      return "too_many";
+    }
+    if (held instanceof HeldCandidates && this.candidateSets.get(tag, groups)) {
+      this.learning.learned(key);
+      return "learned";
+    }
+    this.learning.lost(key);
+    return held === "lost" ? "lost" : "no_room";
   }
 
   /**
