@@ -3,7 +3,8 @@
 // asked again is learned by one exact scan on Redis's threads beside the ask that started it
 // (settled() waits for it), its next asks are answered from the process's memory with no VSIM at
 // all, exactly (checked against every product scored here), and a write to the catalog is in the
-// very next answer. MONITOR shows which VSIMs ran.
+// very next answer, the set brought up to date from the build's write log (still no VSIM) up to
+// LEARNED_CATCH_UP writes behind. MONITOR shows which VSIMs ran.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
@@ -270,7 +271,7 @@ describe("filters learned without field postings", () => {
     expect(String(failed[0]!.error)).toMatch(/enableOfflineQueue|closed/i);
   });
 
-  it("learns each part of a split catalog, and the merged answer is exact", async () => {
+  it("learns each part of a split catalog, the merged answer is exact, and each part's set follows the writes to it", async () => {
     const split = `${catalogId}-split`;
     await index.rebuild(split, VERSION, pages(entries), 2);
     try {
@@ -287,6 +288,17 @@ describe("filters learned without field postings", () => {
         expect(answer.hits.slice(0, COUNT).map((h) => h.productId)).toEqual(exactIds(entries, query));
       });
       expect(none).toEqual([]);
+      // Writes land in one part or the other (by product): each part's set is brought up to date from its own log.
+      const joined = Array.from({ length: 6 }, (_, k) => ({ ...entries[k]!, attributes: { ...entries[k]!.attributes, shop: "s42" } }));
+      await index.upsert(split, joined);
+      const now = entries.map((e) => joined.find((j) => j.productId === e.productId) ?? e);
+      for (const j of joined) {
+        const asked = { ...queryOf(filters), vector: j.vector, lexical: undefined };
+        const caughtUp = await vsimsOf(split, async () => {
+          expect(ok(await index.query(split, asked)).hits.slice(0, COUNT).map((h) => h.productId)).toEqual(exactIds(now, asked));
+        });
+        expect(caughtUp).toEqual([]);
+      }
     } finally {
       await index.drop(split);
     }
