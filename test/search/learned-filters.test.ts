@@ -257,6 +257,31 @@ describe("filters learned without field postings", () => {
     await index.upsert(catalogId, [navy, gold, moved, entries[29]!]);
   });
 
+  it("keeps a learned set to its own filter when a query with more filters brings it up to date", async () => {
+    const filters: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "white" }];
+    for (let k = 0; k < LEARN_AFTER + 1; k++) ok(await index.query(catalogId, queryOf(filters)));
+    await index.settled();
+    const white = entries[4]!;
+    const pink = { ...white, attributes: { ...white.attributes, colour: "pink" } };
+    await index.upsert(catalogId, [pink]);
+    const now = entries.map((e) => (e === white ? pink : e));
+    // White and a range: not learned itself, and scanned whole by the query script (a set this
+    // small), which brings the white set up to date on the way.
+    const ranged: MetadataFilter[] = [...filters, { field: "n", operator: "gte", value: 0 }];
+    const both = { ...queryOf(ranged), vector: white.vector, exactUpTo: N };
+    const seen = await vsimsOf(catalogId, async () => {
+      expect(ok(await index.query(catalogId, both)).hits.map((h) => h.productId).slice(0, COUNT)).toEqual(exactIds(now, both));
+    });
+    expect(seen).toEqual([]);
+    // The white set, asked alone: the pink product is not in it.
+    const alone = { ...queryOf(filters), vector: white.vector };
+    const none = await vsimsOf(catalogId, async () => {
+      expect(ok(await index.query(catalogId, alone)).hits.map((h) => h.productId)).toEqual(exactIds(now, alone));
+    });
+    expect(none).toEqual([]);
+    await index.upsert(catalogId, [white]);
+  });
+
   it("reports a learning that Redis failed, and the filter is searched as before", async () => {
     const lone = await openRedis({ url: loadConfig(redisEnv()).redis.url, clusterNodes: loadConfig(redisEnv()).redis.clusterNodes });
     const failed: { outcome: LearningOutcome; error: unknown }[] = [];

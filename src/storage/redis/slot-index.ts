@@ -429,6 +429,8 @@ export class SlotIndex {
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     const groups = filterFacetGroups(query.filters);
+    // The filters those groups stand for: a held set's candidates pass them all.
+    const grouped = query.filters.filter((f) => f.operator === "eq" || f.operator === "in");
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
     // a candidate needs no check).
     const decided = groups.length === query.filters.length;
@@ -489,9 +491,10 @@ export class SlotIndex {
     if (mode === 2 || mode === 3 || mode === 4) {
       const candidates = mode === 2 ? await this.readCandidates(tag, reply) : held!.candidates;
       if (candidates === "vocabulary") return { kind: "vocabulary" };
-      // Without postings the script sends every product written since, passing or not (a learned
-      // filter is eq/in alone: decided); with them, those its postings pass.
-      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply).filter((c) => !decided || matchesFilters(query.filters, c.attributes)));
+      // Without postings the script sends every product written since, passing or not: the set
+      // keeps those its groups' filters (eq/in) pass, whatever else the query asks. With postings
+      // it sends those they pass.
+      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply).filter((c) => matchesFilters(grouped, c.attributes)));
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
