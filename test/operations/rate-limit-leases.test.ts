@@ -43,9 +43,10 @@ async function takesDuring(work: () => Promise<void>): Promise<number> {
 }
 
 describe("leaseSize", () => {
-  it("takes no tokens ahead below 50 calls a second, a fiftieth of a second's worth above, at most an eighth of the burst and 64", () => {
+  it("takes no tokens ahead below 100 calls a second, a fiftieth of a second's worth from there, at most an eighth of the burst and 64", () => {
     expect(leaseSize({ ratePerSecond: 1, burst: 3 })).toBe(1);
-    expect(leaseSize({ ratePerSecond: 49, burst: 98 })).toBe(1);
+    expect(leaseSize({ ratePerSecond: 99, burst: 198 })).toBe(1);
+    expect(leaseSize({ ratePerSecond: 100, burst: 200 })).toBe(2);
     expect(leaseSize({ ratePerSecond: 1000, burst: 2000 })).toBe(20);
     expect(leaseSize({ ratePerSecond: 1000, burst: 40 })).toBe(5);
     expect(leaseSize({ ratePerSecond: 1_000_000, burst: 2_000_000 })).toBe(64);
@@ -85,7 +86,7 @@ describe("shared buckets with leases", () => {
     expect(allowed).toBeGreaterThanOrEqual(limit.burst - 2 * leaseSize(limit));
   });
 
-  it("asks Redis at every call below 50 calls a second, and drops tokens taken ahead once LEASE_MS passed", async () => {
+  it("asks Redis at every call below 100 calls a second, and drops tokens taken ahead once LEASE_MS passed", async () => {
     const slow = new RedisRateLimitBuckets(redis, prefix);
     const low = { ratePerSecond: 10, burst: 20 };
     expect(await takesDuring(async () => void (await Promise.all(Array.from({ length: 5 }, () => slow.take("slow", low)))))).toBe(5);

@@ -5,7 +5,8 @@
 // process as held candidates (candidate-sets.ts), which answer the filter's next asks exactly for
 // a dot product each. A write to the catalog moves the build's write count: the next ask is sent
 // the products written since, whole, from the build's write log, and the set is brought up to date
-// (query-script.ts LEARNED_CATCH_UP); a set fallen further behind is lost, and learned again.
+// (query-script.ts mode 4, lexical-script.ts LEARNED_CATCH_UP); a set fallen further behind is
+// lost, and learned again.
 //
 // Learning costs about as much as a few asks: the scan evaluates the filter on every element
 // (about 0.7 us each), and each match read costs a VEMB and a VGETATTR. So a filter is learned once

@@ -22,7 +22,7 @@ const MOST_LEASED = 64;
 const LEASES_KEPT = 10_000;
 
 /**
- * Tokens one round trip takes for a key of `limit`: 1 (no lease) up to 49 calls a second, 20 at
+ * Tokens one round trip takes for a key of `limit`: 1 (no lease) below 100 calls a second, 20 at
  * the default 1,000 a second in bursts of 2,000, at most 64.
  */
 export function leaseSize(limit: BucketLimit): number {
