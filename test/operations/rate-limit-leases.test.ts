@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import { forEachPrimary, openRedis, RedisRateLimitBuckets, type RedisClient } from "../../src/storage/redis/index.js";
-import { LEASE_MS, leaseSize } from "../../src/storage/redis/rate-limit-buckets.js";
+import { LEASE_MS, LEASES_KEPT, leaseSize } from "../../src/storage/redis/rate-limit-buckets.js";
 import { monitorCommands } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 
@@ -99,5 +99,16 @@ describe("shared buckets with leases", () => {
     expect(await takesDuring(async () => void (await leased.take("later", limit)))).toBe(1);
     // Another limit for the key (its own, given at creation): what was taken under the old one is not spent.
     expect(await takesDuring(async () => void (await leased.take("later", { ratePerSecond: 500, burst: 1000 })))).toBe(1);
+  });
+
+  it("remembers the leases of at most LEASES_KEPT keys: past them, the ones it kept are forgotten", { timeout: 60_000 }, async () => {
+    const clock = () => 0;
+    const buckets = new RedisRateLimitBuckets(redis, prefix, clock);
+    const limit = { ratePerSecond: 1000, burst: 2000 };
+    for (let k = 0; k < LEASES_KEPT; k++) await buckets.take(`many-${k}`, limit);
+    expect(await takesDuring(async () => void (await buckets.take("many-0", limit)))).toBe(0);
+    // One more key, none of the leases expired: all are dropped, and the first key asks Redis again.
+    await buckets.take("one-too-many", limit);
+    expect(await takesDuring(async () => void (await buckets.take("many-0", limit)))).toBe(1);
   });
 });

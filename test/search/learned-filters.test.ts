@@ -425,15 +425,16 @@ describe("a learned set at its largest: 12,000 matches a catalog (a cache of 100
   });
 
   const ask = (filters: MetadataFilter[], vector = randomUnit(random, 8)) => roomy.query(large, { ...queryOf(filters), vector, lexical: undefined });
+  /** The VSIMs of the asks that make `filters` learned, its learning included. */
+  const learning = (filters: MetadataFilter[]) =>
+    vsimsOf(large, async () => {
+      for (let k = 0; k < asksBeforeLearning(items.length); k++) ok(await ask(filters));
+      await roomy.settled();
+    });
 
   it("holds a filter of 12,000 matches, answers it exactly with no VSIM, and lets it go once a write takes it past 12,000", async () => {
     const filters: MetadataFilter[] = [{ field: "band", operator: "eq", value: "wide" }];
-    const learnAfter = asksBeforeLearning(items.length);
-    const learning = await vsimsOf(large, async () => {
-      for (let k = 0; k < learnAfter; k++) ok(await ask(filters));
-      await roomy.settled();
-    });
-    expect(learning.map((v) => countOf(v.args))).toContain(MOST + 1);
+    expect((await learning(filters)).map((v) => countOf(v.args))).toContain(MOST + 1);
     expect(learned).toEqual(["learned"]);
     const vector = randomUnit(random, 8);
     const none = await vsimsOf(large, async () => {
@@ -457,12 +458,7 @@ describe("a learned set at its largest: 12,000 matches a catalog (a cache of 100
 
   it("does not hold a filter of 12,001 matches", async () => {
     const filters: MetadataFilter[] = [{ field: "tone", operator: "eq", value: "over" }];
-    const learnAfter = asksBeforeLearning(items.length);
-    const tried = await vsimsOf(large, async () => {
-      for (let k = 0; k < learnAfter; k++) ok(await ask(filters));
-      await roomy.settled();
-    });
-    expect(tried.map((v) => countOf(v.args))).toContain(MOST + 1);
+    expect((await learning(filters)).map((v) => countOf(v.args))).toContain(MOST + 1);
     expect(learned.at(-1)).toBe("too_many");
     const later = await vsimsOf(large, async () => {
       for (let k = 0; k < 3; k++) ok(await ask(filters));

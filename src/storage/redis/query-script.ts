@@ -179,6 +179,55 @@ if base then
 end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current, '', ''}
+-- The products written to the build \`build\` (keys under \`base\`, at write count \`written\`) since
+-- the count the caller holds candidates as of (ARGV[14], "<build>:<count>"), oldest first, each
+-- once: when that is at most \`most\` writes behind and the write log still has them all (each entry
+-- "<count> <id>"; counts from the next one on, so none went unlogged). Else nil.
+local function writtenSince(build, base, written, most)
+  local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
+  local behind = heldBuild == build and written - tonumber(heldAt)
+  if not behind or behind <= 0 or behind > most then return nil end
+  local log = redis.call('LRANGE', base .. 'wlog', -behind, -1)
+  if #log ~= behind or tonumber(string.match(log[1], '^%d+')) ~= tonumber(heldAt) + 1 then return nil end
+  local seen, ids = {}, {}
+  for _, entry in ipairs(log) do
+    local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
+    if not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+    end
+  end
+  return ids
+end
+-- Products as the caller scores candidates (id, element, attributes, words), appended to the
+-- reply: those of \`ids\` that still have an element, read from the build's copies under \`base\`
+-- (with field postings) or else from the vector set (a VEMB and a VGETATTR each). docs: their
+-- docs (false for none).
+local function appendWhole(base, ids, docs)
+  local copies = meta[3] and meta[3] == meta[2]
+  local vecs = copies and redis.call('HMGET', base .. 'vec', unpack(ids))
+  local attrs = copies and redis.call('HMGET', base .. 'attr', unpack(ids))
+  for k, id in ipairs(ids) do
+    local e, a
+    if copies then
+      e, a = vecs[k], attrs[k]
+    else
+      local raw = redis.call('VEMB', KEYS[1], id, 'RAW')
+      e = raw and raw[2]
+      a = e and redis.call('VGETATTR', KEYS[1], id)
+    end
+    if e then
+      -- A doc is "#<stamp> <words>" (lexical-script.ts), or the words alone in builds before stamps.
+      local doc = docs[k]
+      local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
+      reply[#reply + 1] = id
+      reply[#reply + 1] = e
+      reply[#reply + 1] = a or ''
+      reply[#reply + 1] = space and string.sub(doc, space + 1) or doc or ''
+      reply[4] = reply[4] + 1
+    end
+  end
+end
 -- Without field postings, the build's write count (lexical-script.ts): a caller that learned a
 -- filter's candidates from an exact scan (SlotIndex.learn) as of the same count holds them as they
 -- are (mode 3); as of an earlier count of the build that the write log reaches back to, at most
@@ -193,43 +242,25 @@ if not (meta[3] and meta[3] == meta[2]) then
       reply[3] = 3
       return reply
     end
-    local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
-    local behind = heldBuild and heldBuild == meta[2] and written - tonumber(heldAt)
-    if behind and behind > 0 and behind <= ${LEARNED_CATCH_UP} then
-      local dbase = KEYS[3] .. meta[2] .. ':'
-      local log = redis.call('LRANGE', dbase .. 'wlog', -behind, -1)
-      if #log == behind and tonumber(string.match(log[1], '^%d+')) == tonumber(heldAt) + 1 then
-        local changed, ids = {}, {}
-        for _, entry in ipairs(log) do
-          local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
-          if not changed[id] then
-            changed[id] = true
-            ids[#ids + 1] = id
-          end
+    local dbase = meta[2] and KEYS[3] .. meta[2] .. ':'
+    local ids = dbase and writtenSince(meta[2], dbase, written, ${LEARNED_CATCH_UP})
+    if ids then
+      local docs = redis.call('HMGET', dbase .. 'docs', unpack(ids))
+      local present, presentDocs = {}, {}
+      for k, id in ipairs(ids) do
+        -- Removals take the words out first: no doc, and the product is no longer a candidate.
+        if docs[k] then
+          present[#present + 1] = id
+          presentDocs[#presentDocs + 1] = docs[k]
+        elseif redis.call('VISMEMBER', KEYS[1], id) == 1 then
+          -- Written without words: it has no holder to hold (as when learned), so learned anew.
+          return {'written', generation}
         end
-        local docs = redis.call('HMGET', dbase .. 'docs', unpack(ids))
-        local whole = {}
-        for k, id in ipairs(ids) do
-          -- Removals take the words out first: no doc, and the product is no longer a candidate.
-          local doc = docs[k]
-          local e = doc and redis.call('VEMB', KEYS[1], id, 'RAW')
-          if e then
-            local space = string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
-            whole[#whole + 1] = id
-            whole[#whole + 1] = e[2]
-            whole[#whole + 1] = redis.call('VGETATTR', KEYS[1], id) or ''
-            whole[#whole + 1] = space and string.sub(doc, space + 1) or doc
-          elseif not doc and redis.call('VISMEMBER', KEYS[1], id) == 1 then
-            -- Written without words: it has no holder to hold (as when learned), so learned anew.
-            return {'written', generation}
-          end
-        end
-        reply[3] = 4
-        reply[4] = #whole / 4
-        reply[6] = table.concat(ids, '\\n')
-        for _, v in ipairs(whole) do reply[#reply + 1] = v end
-        return reply
       end
+      reply[3] = 4
+      reply[6] = table.concat(ids, '\\n')
+      if #present > 0 then appendWhole(dbase, present, presentDocs) end
+      return reply
     end
     return {'written', generation or ''}
   end
@@ -276,50 +307,22 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
     reply[7] = generation
     return reply
   end
-  -- Products as the caller scores candidates (id, element, attributes, words), appended to the
-  -- reply: those of \`ids\` that still have an element. docs: their docs (false for none).
-  local function appendWhole(ids, docs)
-    local vecs = redis.call('HMGET', dbase .. 'vec', unpack(ids))
-    local attrs = redis.call('HMGET', dbase .. 'attr', unpack(ids))
-    for k, id in ipairs(ids) do
-      if vecs[k] then
-        -- A doc is "#<stamp> <words>" (lexical-script.ts), or the words alone in builds before stamps.
-        local doc = docs[k]
-        local space = doc and string.byte(doc, 1) == 35 and string.find(doc, ' ', 2, true)
-        reply[#reply + 1] = id
-        reply[#reply + 1] = vecs[k]
-        reply[#reply + 1] = attrs[k] or ''
-        reply[#reply + 1] = space and string.sub(doc, space + 1) or doc or ''
-        reply[4] = reply[4] + 1
-      end
+  -- Held as of an earlier count of this build: the writes since. A product written since is
+  -- either a candidate now, sent whole, or no longer one.
+  local ids = size > 0 and count > 0 and writtenSince(meta[3], dbase, written, ${WRITE_LOG})
+  if ids then
+    reply[3] = 4
+    reply[7] = generation
+    local passing = {}
+    for _, id in ipairs(ids) do
+      if passes(id) then passing[#passing + 1] = id end
     end
-  end
-  -- Held as of an earlier count of this build: the writes since, if the log still has them all
-  -- (each entry "<count> <id>", oldest first; counts from the next one on, so none went unlogged).
-  -- A product written since is either a candidate now, sent whole, or no longer one.
-  local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
-  local behind = heldBuild == meta[3] and written - tonumber(heldAt)
-  if size > 0 and count > 0 and behind and behind > 0 and behind <= ${WRITE_LOG} then
-    local log = redis.call('LRANGE', dbase .. 'wlog', -behind, -1)
-    if #log == behind and tonumber(string.match(log[1], '^%d+')) == tonumber(heldAt) + 1 then
-      reply[3] = 4
-      reply[7] = generation
-      local changed, ids, passing = {}, {}, {}
-      for _, entry in ipairs(log) do
-        local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
-        if not changed[id] then
-          changed[id] = true
-          ids[#ids + 1] = id
-          if passes(id) then passing[#passing + 1] = id end
-        end
-      end
-      reply[6] = table.concat(ids, '\\n')
-      for from = 1, #passing, 500 do
-        local chunk = {unpack(passing, from, math.min(#passing, from + 499))}
-        appendWhole(chunk, redis.call('HMGET', dbase .. 'docs', unpack(chunk)))
-      end
-      return reply
+    reply[6] = table.concat(ids, '\\n')
+    for from = 1, #passing, 500 do
+      local chunk = {unpack(passing, from, math.min(#passing, from + 499))}
+      appendWhole(dbase, chunk, redis.call('HMGET', dbase .. 'docs', unpack(chunk)))
     end
+    return reply
   end
   judged = tonumber(ARGV[11]) > 0
   estimate = size
@@ -474,7 +477,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
           bareDocs[#bare] = doc
         end
       end
-      if #bare > 0 then appendWhole(bare, bareDocs) end
+      if #bare > 0 then appendWhole(dbase, bare, bareDocs) end
     end
     reply[6] = table.concat(lines)
     -- The candidates are every product that can pass: the caller takes the query's lexical holders

@@ -19,7 +19,7 @@ const LEASE_SHARE_OF_RATE = 1 / 50;
 const LEASE_SHARE_OF_BURST = 1 / 8;
 const MOST_LEASED = 64;
 /** Keys whose leases are remembered; past it, the expired ones are dropped. */
-const LEASES_KEPT = 10_000;
+export const LEASES_KEPT = 10_000;
 
 /**
  * Tokens one round trip takes for a key of `limit`: 1 (no lease) below 100 calls a second, 20 at
@@ -81,8 +81,8 @@ export class RedisRateLimitBuckets implements RateLimitBuckets {
   }
 
   async take(key: string, limit: BucketLimit): Promise<TakeResult> {
-    const lease = this.leases.get(key);
-    if (lease && lease.tokens > 0 && lease.until > this.now() && lease.ratePerSecond === limit.ratePerSecond && lease.burst === limit.burst) {
+    const lease = this.spendable(key, limit, this.now());
+    if (lease && lease.tokens > 0) {
       lease.tokens--;
       return { allowed: true };
     }
@@ -99,12 +99,17 @@ export class RedisRateLimitBuckets implements RateLimitBuckets {
     return { allowed: true };
   }
 
+  /** The key's lease, if still spendable at `now` under `limit` (the one it was taken under). */
+  private spendable(key: string, limit: BucketLimit, now: number): Lease | undefined {
+    const lease = this.leases.get(key);
+    return lease && lease.until > now && lease.ratePerSecond === limit.ratePerSecond && lease.burst === limit.burst ? lease : undefined;
+  }
+
   /** Keeps `tokens` more for the key's next calls (concurrent calls may each have taken some). */
   private keep(key: string, limit: BucketLimit, tokens: number): void {
     const now = this.now();
-    const held = this.leases.get(key);
-    const still = held && held.until > now && held.ratePerSecond === limit.ratePerSecond && held.burst === limit.burst ? held.tokens : 0;
-    if (!held && this.leases.size >= LEASES_KEPT) {
+    const still = this.spendable(key, limit, now)?.tokens ?? 0;
+    if (!this.leases.has(key) && this.leases.size >= LEASES_KEPT) {
       for (const [k, l] of this.leases) if (l.until <= now) this.leases.delete(k);
       if (this.leases.size >= LEASES_KEPT) this.leases.clear();
     }

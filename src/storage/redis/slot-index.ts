@@ -429,8 +429,6 @@ export class SlotIndex {
     const ef = Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     const groups = filterFacetGroups(query.filters);
-    // The filters those groups stand for: a held set's candidates pass them all.
-    const grouped = query.filters.filter((f) => f.operator === "eq" || f.operator === "in");
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
     // a candidate needs no check).
     const decided = groups.length === query.filters.length;
@@ -494,7 +492,10 @@ export class SlotIndex {
       // Without postings the script sends every product written since, passing or not: the set
       // keeps those its groups' filters (eq/in) pass, whatever else the query asks. With postings
       // it sends those they pass.
-      if (mode === 4) candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply).filter((c) => matchesFilters(grouped, c.attributes)));
+      if (mode === 4) {
+        const grouped = query.filters.filter((f) => f.operator === "eq" || f.operator === "in");
+        candidates.update(String(reply[5]).split("\n"), wholeCandidates(reply).filter((c) => matchesFilters(grouped, c.attributes)));
+      }
       // Brought up to date, a set may have grown past what a query reads when it is not held: it
       // is then scored this once and named anew next time, which chooses its path again.
       if (mode === 4 && candidates.size > Math.floor(EXACT_CANDIDATES_HELD * share)) this.candidateSets.delete(tag, groups);
