@@ -371,7 +371,7 @@ describe("a filter with more matches than a process may hold", () => {
     const [vectors, meta] = [`${prefix}{${many}}:vectors`, `${prefix}{${many}}:meta`];
     const vector = () => vectorToBytes(randomUnit(random, 8));
     const seen = await vsimsOf(many, async () => {
-      const scan = threaded.nearest(vectors, meta, vector(), { count: HELD_MOST + 1, ef: undefined, filter: { expression: '.colour == "common"', ef: 100 } }, undefined, true);
+      const scan = threaded.nearest(vectors, meta, vector(), { count: HELD_MOST + 1, ef: undefined, filter: { expression: '.colour == "common"', ef: 100 } }, { aside: true });
       const searches = Array.from({ length: 4 }, () => threaded.nearest(vectors, meta, vector(), { count: COUNT, ef: 100 }));
       await Promise.all([scan, ...searches]);
     });

@@ -171,10 +171,13 @@ describe("VSIM on connections of its own", () => {
 
   it("asks the script alone when the build changed after the VSIM, and says when the index is stale or split", async () => {
     const keys = [`${prefix}{${catalogId}}:vectors`, `${prefix}{${catalogId}}:meta`, `${prefix}{${catalogId}}:lex:`];
-    const nearest = (build: string, servable = VERSION) => redis.eval(NEAREST_SCRIPT, 3, ...keys, VERSION, servable, build, "2", "", "", "p1", "p2") as Promise<unknown[]>;
+    const nearest = (build: string, servable = VERSION) => redis.eval(NEAREST_SCRIPT, 3, ...keys, VERSION, servable, build, "2", "", "", "", "", "p1", "p2") as Promise<unknown[]>;
     const ok = await nearest(vocabulary.build);
     expect(ok.slice(0, 3)).toEqual(["ok", N, 1]);
-    expect(JSON.parse(String(ok[3]))).toEqual(entries[1]!.attributes);
+    // Asked with no attributes held: the build's generation, and nothing known written since.
+    expect(ok[3]).toMatch(new RegExp(`^${vocabulary.build}:\\d+$`));
+    expect(ok[4]).toBe("*");
+    expect(JSON.parse(String(ok[5]))).toEqual(entries[1]!.attributes);
     expect(await nearest("h-another-build")).toEqual(["moved"]);
     expect(await nearest(vocabulary.build, "another-model|")).toEqual(["stale", VERSION]);
   });

@@ -18,6 +18,7 @@
 // waits twice as many before the next try, and one lost to writes is learned again only once the
 // catalog took few enough writes within a wait to be caught up with, so a catalog under writes
 // faster than the filter is asked stops paying for scans whose sets the writes take.
+import { parseGeneration } from "./generation.js";
 
 /** Elements a filtered search costs as much Redis as scanning, with the filter (at 100k, HNSW with a 1% filter: 15-25 ms; the scan: 70 ms). */
 const SCAN_ELEMENTS_PER_ASK = 25_000;
@@ -106,7 +107,7 @@ export class FilterLearning {
   stillWritten(key: string, generation: string, catchUp: number): boolean {
     const entry = this.filters.get(key);
     if (!entry || entry.lostAt === undefined || entry.lostAt === generation) return false;
-    const [lost, now] = [countOf(entry.lostAt), countOf(generation)];
+    const [lost, now] = [parseGeneration(entry.lostAt), parseGeneration(generation)];
     if (lost && now && lost.build === now.build && now.count >= lost.count && now.count - lost.count <= catchUp) return false;
     Object.assign(entry, { lostAt: generation, asks: 0, wait: entry.base });
     return true;
@@ -117,11 +118,4 @@ export class FilterLearning {
     const entry = this.filters.get(key);
     if (entry) Object.assign(entry, { asks: 0, wait: TOO_MANY_WAIT });
   }
-}
-
-/** A generation's build and write count ("<build>:<count>"), or undefined for another form. */
-function countOf(generation: string): { build: string; count: number } | undefined {
-  const at = generation.lastIndexOf(":");
-  const count = Number(generation.slice(at + 1));
-  return at > 0 && Number.isInteger(count) ? { build: generation.slice(0, at), count } : undefined;
 }

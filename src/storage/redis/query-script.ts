@@ -36,18 +36,20 @@ export const VALUE_SET_EF_FACTOR = 2;
 export const INTERSECTION_SAMPLE = 1024;
 
 /**
- * Lua: holdersAmong(docsKey, ids, needles, skip, hold) calls hold(id, stamp) for each of `ids` not
- * in the table `skip` whose doc ("#<stamp> <words>", lexical-script.ts) holds one of `needles` ("
- * <word> "), reading the docs a few hundred per HMGET. A plain search at C speed: splitting each
- * doc into its words cost more Redis CPU than the query's other reads.
+ * Lua: holdersAmong(docsKey, ids, needles, skip, hold, read) calls hold(id, stamp) for each of `ids`
+ * not in the table `skip` whose doc ("#<stamp> <words>", lexical-script.ts) holds one of `needles`
+ * (" <word> "), reading the docs a few hundred per HMGET, and read(doc), if given, with each of
+ * `ids`' docs in turn (false for none). A plain search at C speed: splitting each doc into its words
+ * cost more Redis CPU than the query's other reads.
  */
 export const HOLDERS_AMONG_LUA = `
-local function holdersAmong(docsKey, ids, needles, skip, hold)
+local function holdersAmong(docsKey, ids, needles, skip, hold, read)
   for from = 1, #ids, 500 do
     local chunk = {unpack(ids, from, math.min(#ids, from + 499))}
     local docs = redis.call('HMGET', docsKey, unpack(chunk))
     for k, id in ipairs(chunk) do
       local doc = docs[k]
+      if read then read(doc) end
       if doc and not skip[id] then
         local padded = doc .. ' '
         for _, needle in ipairs(needles) do
@@ -59,6 +61,30 @@ local function holdersAmong(docsKey, ids, needles, skip, hold)
       end
     end
   end
+end
+`;
+
+// The products written to the build `build` (keys under `base`, at write count `written`) since
+// the generation a caller holds something as of (`held`, "<build>:<count>": a filter's candidates,
+// hits' attributes), oldest first, each once: when that is at most `most` writes behind and the
+// write log still has them all (each entry "<count> <id>"; counts from the next one on, so none
+// went unlogged). Else nil.
+export const WRITTEN_SINCE_LUA = `
+local function writtenSince(held, build, base, written, most)
+  local heldBuild, heldAt = string.match(held, '^(.+):(%d+)$')
+  local behind = heldBuild == build and written - tonumber(heldAt)
+  if not behind or behind <= 0 or behind > most then return nil end
+  local log = redis.call('LRANGE', base .. 'wlog', -behind, -1)
+  if #log ~= behind or tonumber(string.match(log[1], '^%d+')) ~= tonumber(heldAt) + 1 then return nil end
+  local seen, ids = {}, {}
+  for _, entry in ipairs(log) do
+    local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
+    if not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+    end
+  end
+  return ids
 end
 `;
 
@@ -121,7 +147,7 @@ end
 //         FP32 element blob, attrs, words), and nothing after them; in modes 0 and
 //         1, with lexical matching: 1 if a common word has holders not read (else 0), the
 //         holders as "<id> <stamp>" lines, and the common words, newline-separated ("" for none)}
-export const QUERY_SCRIPT = `${HOLDERS_AMONG_LUA}
+export const QUERY_SCRIPT = `${HOLDERS_AMONG_LUA}${WRITTEN_SINCE_LUA}
 local meta = redis.call('HMGET', KEYS[2], 'version', 'lex', 'facets', 'parts')
 -- A split catalog's own tag holds no set, only the names of its parts (vector-index.ts).
 if meta[4] then return {'split', meta[4]} end
@@ -179,26 +205,6 @@ if base then
 end
 local size = redis.call('VCARD', KEYS[1])
 local reply = {'ok', size, 1, 0, current, '', ''}
--- The products written to the build \`build\` (keys under \`base\`, at write count \`written\`) since
--- the count the caller holds candidates as of (ARGV[14], "<build>:<count>"), oldest first, each
--- once: when that is at most \`most\` writes behind and the write log still has them all (each entry
--- "<count> <id>"; counts from the next one on, so none went unlogged). Else nil.
-local function writtenSince(build, base, written, most)
-  local heldBuild, heldAt = string.match(ARGV[14], '^(.+):(%d+)$')
-  local behind = heldBuild == build and written - tonumber(heldAt)
-  if not behind or behind <= 0 or behind > most then return nil end
-  local log = redis.call('LRANGE', base .. 'wlog', -behind, -1)
-  if #log ~= behind or tonumber(string.match(log[1], '^%d+')) ~= tonumber(heldAt) + 1 then return nil end
-  local seen, ids = {}, {}
-  for _, entry in ipairs(log) do
-    local id = string.sub(entry, string.find(entry, ' ', 1, true) + 1)
-    if not seen[id] then
-      seen[id] = true
-      ids[#ids + 1] = id
-    end
-  end
-  return ids
-end
 -- Products as the caller scores candidates (id, element, attributes, words), appended to the
 -- reply: those of \`ids\` that still have an element, read from the build's copies under \`base\`
 -- (with field postings) or else from the vector set (a VEMB and a VGETATTR each). docs: their
@@ -243,7 +249,7 @@ if not (meta[3] and meta[3] == meta[2]) then
       return reply
     end
     local dbase = meta[2] and KEYS[3] .. meta[2] .. ':'
-    local ids = dbase and writtenSince(meta[2], dbase, written, ${LEARNED_CATCH_UP})
+    local ids = dbase and writtenSince(ARGV[14], meta[2], dbase, written, ${LEARNED_CATCH_UP})
     if ids then
       local docs = redis.call('HMGET', dbase .. 'docs', unpack(ids))
       local present, presentDocs = {}, {}
@@ -309,7 +315,7 @@ if #groups > 0 and meta[3] and meta[3] == meta[2] then
   end
   -- Held as of an earlier count of this build: the writes since. A product written since is
   -- either a candidate now, sent whole, or no longer one.
-  local ids = size > 0 and count > 0 and writtenSince(meta[3], dbase, written, ${WRITE_LOG})
+  local ids = size > 0 and count > 0 and writtenSince(ARGV[14], meta[3], dbase, written, ${WRITE_LOG})
   if ids then
     reply[3] = 4
     reply[7] = generation

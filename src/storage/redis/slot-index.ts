@@ -10,6 +10,7 @@ import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
+import type { JsonObject } from "../../catalogs/index.js";
 import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
@@ -25,7 +26,9 @@ import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIP
 import { NEAREST_SCRIPT } from "./nearest-script.js";
 import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
-import type { ThreadedNearest } from "./threaded-nearest.js";
+import type { ScriptCall, ThreadedNearest } from "./threaded-nearest.js";
+import { NearestCopies } from "./nearest-copies.js";
+import { generationBuild } from "./generation.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
@@ -154,6 +157,8 @@ export class SlotIndex {
   private learningNow: Promise<void> | undefined;
   private readonly threaded: ThreadedVsim;
   private readonly facts = new TagFacts();
+  /** What queries read of their nearest elements, as of a generation of their build: for one round trip. */
+  private readonly copies: NearestCopies;
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
@@ -165,7 +170,11 @@ export class SlotIndex {
     this.holders = new HolderCache(options.holderCacheEntries ?? 0);
     // As many candidates as holders: they are mostly the same objects.
     this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
-    this.threaded = new ThreadedVsim(options.vsimConnections ?? [], { vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT } });
+    this.copies = new NearestCopies(options.holderCacheEntries ?? 0);
+    this.threaded = new ThreadedVsim(options.vsimConnections ?? [], {
+      vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT },
+      vitrineNearest: { numberOfKeys: 3, lua: NEAREST_SCRIPT },
+    });
     redis.defineCommand("vitrineQuery", { numberOfKeys: 3, lua: QUERY_SCRIPT });
     redis.defineCommand("vitrineNearest", { numberOfKeys: 3, lua: NEAREST_SCRIPT });
     redis.defineCommand("vitrineHolders", { numberOfKeys: 3, lua: HOLDERS_SCRIPT });
@@ -274,7 +283,7 @@ export class SlotIndex {
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     // Lost to writes, and written since faster than it can be caught up with: they would take this set too.
     if (this.learning.stillWritten(key, ahead.generation, LEARNED_CATCH_UP)) return "written";
-    const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, undefined, true);
+    const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { aside: true });
     // Rebuilt since the generation was read: its elements are another build's.
     if (nearest.build !== generationBuild(ahead.generation)) return "lost";
     const ids = nearest.ids;
@@ -334,10 +343,12 @@ export class SlotIndex {
    * scan, with the filters pushed down as QUERY_SCRIPT would), sent after QUERY_SCRIPT asked for
    * none (which checks the build and names the holders of the query's words) in one round trip;
    * then NEAREST_SCRIPT checks the build is still that one, reads the hits' attributes and names the
-   * nearest that hold a common word. The same answer as QUERY_SCRIPT's alone, or undefined when it
-   * cannot be told to be (a rebuild since the first call, a common word not known to widen the VSIM,
-   * a set now searched the other way, filters on a build with field postings): then the caller asks
-   * QUERY_SCRIPT.
+   * nearest that hold a common word. With copies of what it reads held here (nearest-copies.ts),
+   * NEAREST_SCRIPT goes in the VSIM's own pipeline to check the build and name what was written
+   * since, and a query whose nearest elements are all held takes that one round trip. The same
+   * answer as QUERY_SCRIPT's alone, or undefined when it cannot be told to be (a rebuild since the
+   * first call, a common word not known to widen the VSIM, a set now searched the other way,
+   * filters on a build with field postings): then the caller asks QUERY_SCRIPT.
    */
   private async queryThreaded(tag: string, query: IndexQuery, scan: boolean): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
@@ -349,7 +360,13 @@ export class SlotIndex {
       ef: scan ? undefined : Math.max(this.options.ef, ask),
       filter: filter === undefined ? undefined : { expression: filter, ef: query.count * FILTER_EF_PER_HIT },
     };
-    const find = (first?: { command: string; args: (string | Buffer)[] }) => this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, first);
+    // The build the VSIM is to search: the vocabulary's (QUERY_SCRIPT checks it ahead), else the
+    // one copies are held from, which the read ahead of the VSIM must show.
+    const held = this.copies.generation(tag);
+    const expected = lexical ? lexical.vocabulary.build : this.copies.build(tag);
+    const check: ScriptCall | undefined =
+      held !== undefined && expected !== undefined ? { command: "vitrineNearest", args: this.nearestArgs(tag, query, expected, held, 0, [], false, []) } : undefined;
+    const find = (first?: ScriptCall) => this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { first, after: check });
     let nearest: ThreadedNearest | undefined;
     // Asked for no nearest elements, the script needs no query vector; without field postings it
     // leaves filters to the caller, holders included.
@@ -368,52 +385,133 @@ export class SlotIndex {
     // rebuild committed after that (or after the read in its place) shows to NEAREST_SCRIPT as
     // another build ("moved"), whether before, during or after the VSIM.
     const build = words ? lexical!.vocabulary.build : nearest.build!;
-    const reply = (await (this.redis as unknown as Scripts).vitrineNearest(
-      this.vectorsKey(tag),
-      this.metaKey(tag),
-      this.lexicalPrefix(tag),
-      query.expectedVersion,
-      query.servableVersionPrefix,
-      build,
-      String(query.count),
-      common.join("\n"),
-      query.filters.length > 0 ? "1" : "",
-      ...nearest.ids,
-    )) as (string | number)[];
-    const refused = refusalOf(reply);
-    if (refused) return refused;
-    if (String(reply[0]) === "moved") return undefined;
-    if (String(reply[0]) === "postings") {
-      this.facts.notePostings(tag);
-      return undefined;
-    }
-    const size = Number(reply[1]);
-    // Its common words were learned from the script's answer.
-    this.facts.learn(tag, size, []);
-    // The script would now search the set the other way (HNSW or a scan).
-    if ((size <= query.exactUpTo) !== scan) return undefined;
     const shown = Math.min(query.count, nearest.ids.length);
+    let read: NearestRead | undefined;
+    if (check && build === expected) {
+      const checked = this.nearestRead(tag, nearest.after as (string | number)[], held, scan, query, 0, 0);
+      if (checked.kind !== "read") return checked.answer;
+      read = this.fromCopies(tag, nearest.ids, shown, common, checked);
+    }
+    if (!read) {
+      const since = this.copies.generation(tag);
+      // With a common word, every nearest element's doc: what tells a later query which hold it.
+      const docs = common.length > 0 && this.copies.enabled ? nearest.ids.length : 0;
+      const args = this.nearestArgs(tag, query, build, since ?? "", query.count, common, docs > 0, nearest.ids);
+      const reply = (await (this.redis as unknown as Scripts).vitrineNearest(...args)) as (string | number)[];
+      const checked = this.nearestRead(tag, reply, since, scan, query, shown, docs);
+      if (checked.kind !== "read") return checked.answer;
+      read = checked;
+      for (let k = 0; k < Math.max(shown, docs); k++) {
+        this.copies.set(tag, read.generation, nearest.ids[k]!, { attributes: read.attributes[k], doc: read.docs[k] });
+      }
+    }
     const hits: IndexHit[] = [];
-    for (let k = 0; k < shown; k++) hits.push({ productId: nearest.ids[k]!, cosine: 2 * nearest.scores[k]! - 1, attributes: attributesOf(String(reply[3 + k])) });
+    for (let k = 0; k < shown; k++) hits.push({ productId: nearest.ids[k]!, cosine: 2 * nearest.scores[k]! - 1, attributes: read.attributes[k]! });
     let holders = words?.lexical ?? [];
-    const lines = String(reply[3 + shown]);
-    if (lexical && lines !== "") {
+    if (lexical && read.lines !== "") {
       const named = new Set(holders.map((h) => h.productId));
-      const more = await this.scoredHolders(tag, lexical, lines);
+      const more = await this.scoredHolders(tag, lexical, read.lines);
       if (more === "vocabulary") return { kind: "vocabulary" };
       holders = [...holders, ...more.filter((h) => !named.has(h.productId))];
     }
     return {
       kind: "ok",
-      size,
+      size: read.size,
       exact: scan,
-      current: Number(reply[2]) === 1 && (words?.current ?? true),
+      current: read.current && (words?.current ?? true),
       hits,
       lexical: holders,
       moreCommonHolders: words?.moreCommonHolders ?? false,
     };
   }
 
+  /**
+   * A query's reading of its nearest elements from this process's copies (nearest-copies.ts), with
+   * what `checked` read of the build: undefined unless every hit's attributes are held, and with
+   * common words every nearest element's doc, whose words tell which hold one (as NEAREST_SCRIPT's
+   * holdersAmong would).
+   */
+  private fromCopies(tag: string, ids: readonly string[], shown: number, common: readonly string[], checked: NearestRead): NearestRead | undefined {
+    const attributes: JsonObject[] = [];
+    for (let k = 0; k < shown; k++) {
+      const held = this.copies.get(tag, ids[k]!)?.attributes;
+      if (!held) return undefined;
+      attributes.push(held);
+    }
+    const lines: string[] = [];
+    if (common.length > 0) {
+      const needles = common.map((word) => ` ${word} `);
+      for (const id of ids) {
+        const doc = this.copies.get(tag, id)?.doc;
+        if (doc === undefined) return undefined;
+        const padded = `${doc} `;
+        if (doc !== "" && needles.some((needle) => padded.includes(needle))) lines.push(`${id} ${/^#(\S+)/.exec(doc)?.[1] ?? ""}`);
+      }
+    }
+    return { ...checked, attributes, lines: lines.join("\n"), docs: [] };
+  }
+
+  /** NEAREST_SCRIPT's keys and arguments. */
+  private nearestArgs(
+    tag: string,
+    query: IndexQuery,
+    build: string,
+    held: string,
+    hits: number,
+    common: readonly string[],
+    docs: boolean,
+    ids: readonly string[],
+  ): string[] {
+    return [
+      this.vectorsKey(tag),
+      this.metaKey(tag),
+      this.lexicalPrefix(tag),
+      query.expectedVersion,
+      query.servableVersionPrefix,
+      build,
+      String(hits),
+      common.join("\n"),
+      query.filters.length > 0 ? "1" : "",
+      held,
+      docs ? "1" : "",
+      ...ids,
+    ];
+  }
+
+  /**
+   * What a NEAREST_SCRIPT reply read (its `hits` attributes and `docs` docs, with what was written
+   * since `since`, the generation of copies held here when it was sent, applied to those), or its
+   * answer: a refusal, or undefined for the caller to ask QUERY_SCRIPT.
+   */
+  private nearestRead(
+    tag: string,
+    reply: (string | number)[],
+    since: string | undefined,
+    scan: boolean,
+    query: IndexQuery,
+    hits: number,
+    docs: number,
+  ): NearestRead | { kind: "answered"; answer: IndexAnswer | SplitAnswer | undefined } {
+    const refused = refusalOf(reply);
+    if (refused) return { kind: "answered", answer: refused };
+    if (String(reply[0]) === "moved") return { kind: "answered", answer: undefined };
+    if (String(reply[0]) === "postings") {
+      this.facts.notePostings(tag);
+      return { kind: "answered", answer: undefined };
+    }
+    const size = Number(reply[1]);
+    // Its common words were learned from the script's answer.
+    this.facts.learn(tag, size, []);
+    const generation = String(reply[3]);
+    const written = String(reply[4]);
+    if (generation !== "") this.copies.advance(tag, since, generation, written === "*" ? undefined : written === "" ? [] : written.split("\n"));
+    // The script would now search the set the other way (HNSW or a scan).
+    if ((size <= query.exactUpTo) !== scan) return { kind: "answered", answer: undefined };
+    const attributes: JsonObject[] = [];
+    for (let k = 0; k < hits; k++) attributes.push(attributesOf(String(reply[5 + k])));
+    const read = Array.from({ length: docs }, (_, k) => String(reply[6 + hits + k]));
+    return { kind: "read", size, current: Number(reply[2]) === 1, generation, attributes, lines: String(reply[5 + hits]), docs: read };
+  }
   /**
    * One QUERY_SCRIPT call (`send` runs it: on the main connection, or ahead of a threaded VSIM); an
    * answer of HNSW or a scan names the query's common words too.
@@ -1007,6 +1105,20 @@ interface Scripts {
   vitrineNearest(...args: string[]): Promise<unknown>;
 }
 
+/** What NEAREST_SCRIPT read of a query's hits (or, from this process's copies, what it would have). */
+interface NearestRead {
+  kind: "read";
+  size: number;
+  current: boolean;
+  /** The build's generation it read them as of. */
+  generation: string;
+  attributes: JsonObject[];
+  /** The nearest holding a common word, as "<id> <stamp>" lines. */
+  lines: string;
+  /** The nearest elements' docs, when asked for ("" for none). */
+  docs: string[];
+}
+
 interface PipelineScripts {
   /** Commands queued so far: the index of the next one's reply. */
   readonly length: number;
@@ -1052,11 +1164,6 @@ function scoreWhole(read: WholeRead, query: IndexQuery, decided: boolean): Candi
     scores.add(read.ids[k]!, element, attributes, docWords(read.docs[k] ?? ""));
   }
   return scores.result();
-}
-
-/** The build of a candidates' generation ("<build>:<write count>", query-script.ts). */
-function generationBuild(generation: string): string {
-  return generation.slice(0, generation.lastIndexOf(":"));
 }
 
 function unitLength(vector: Float32Array): Float32Array {

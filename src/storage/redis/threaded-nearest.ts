@@ -20,6 +20,8 @@ export interface ThreadedNearest {
   scores: number[];
   /** The reply of the command sent ahead of them, if any. */
   first: unknown;
+  /** The reply of the command sent after them, if any. */
+  after: unknown;
 }
 
 /** What a VSIM asks: as QUERY_SCRIPT would for the same query. */
@@ -31,7 +33,29 @@ export interface NearestSearch {
   filter?: { expression: string; ef: number } | undefined;
 }
 
-/** A script (as ioredis's defineCommand takes it) that a query sends ahead of its VSIM. */
+/** A command of `scripts` (e.g. "<name>Buffer") and its arguments. */
+export interface ScriptCall {
+  command: string;
+  args: (string | Buffer)[];
+}
+
+/** What a query sends on the VSIM's connection besides it, and where. */
+export interface NearestCalls {
+  /** Run on Redis's main thread before the VSIM; without one, a read of the build is. */
+  first?: ScriptCall | undefined;
+  /**
+   * Run on Redis's main thread once the VSIM is done: the connection's later commands wait for it,
+   * so this sees what the VSIM saw or later, in the same round trip.
+   */
+  after?: ScriptCall | undefined;
+  /**
+   * A long scan no search waits for, sent on the last connection, which searches leave alone
+   * meanwhile (while there are others): a search sent after it there would wait the whole scan.
+   */
+  aside?: boolean;
+}
+
+/** A script (as ioredis's defineCommand takes it) that a query sends with its VSIM. */
 export interface ScriptDefinition {
   numberOfKeys: number;
   lua: string;
@@ -42,7 +66,7 @@ export class ThreadedVsim {
   /** Long scans sent aside (nearest's `aside`) on the last connection, still running. */
   private aside = 0;
 
-  /** `scripts`: defined on every connection, to be sent ahead of a VSIM (nearest's `first`). */
+  /** `scripts`: defined on every connection, to be sent with a VSIM (nearest's `calls`). */
   constructor(
     private readonly connections: readonly RedisClient[],
     scripts: Record<string, ScriptDefinition> = {},
@@ -54,27 +78,15 @@ export class ThreadedVsim {
     return this.connections.length > 0;
   }
 
-  /**
-   * The `search.count` nearest elements of the set at `vectorsKey`, in one round trip after `first`
-   * (a command of `scripts`, e.g. "<name>Buffer", and its arguments), which Redis runs on its main
-   * thread before the VSIM; without one, after a read of the build. `aside`: a long scan no search
-   * waits for, sent on the last connection, which searches leave alone meanwhile (while there are
-   * others): a search sent after it there would wait the whole scan.
-   */
-  async nearest(
-    vectorsKey: string,
-    metaKey: string,
-    vector: Buffer,
-    search: NearestSearch,
-    first?: { command: string; args: (string | Buffer)[] },
-    aside = false,
-  ): Promise<ThreadedNearest> {
+  /** The `search.count` nearest elements of the set at `vectorsKey`, with `calls`, in one round trip. */
+  async nearest(vectorsKey: string, metaKey: string, vector: Buffer, search: NearestSearch, calls: NearestCalls = {}): Promise<ThreadedNearest> {
     const last = this.connections.length - 1;
     const shared = this.aside > 0 && last > 0 ? last : this.connections.length;
+    const aside = calls.aside === true;
     const connection = this.connections[aside ? last : this.next++ % shared]!;
     if (aside) this.aside++;
     try {
-      return await this.ask(connection, vectorsKey, metaKey, vector, search, first);
+      return await this.ask(connection, vectorsKey, metaKey, vector, search, calls);
     } finally {
       if (aside) this.aside--;
     }
@@ -86,10 +98,11 @@ export class ThreadedVsim {
     metaKey: string,
     vector: Buffer,
     search: NearestSearch,
-    first?: { command: string; args: (string | Buffer)[] },
+    { first, after }: NearestCalls,
   ): Promise<ThreadedNearest> {
     const pipeline = connection.pipeline();
-    if (first) (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[first.command]!(...first.args);
+    const send = (call: ScriptCall) => (pipeline as unknown as Record<string, (...args: (string | Buffer)[]) => unknown>)[call.command]!(...call.args);
+    if (first) send(first);
     else pipeline.hget(metaKey, "lex");
     // In QUERY_SCRIPT's order, so that both ask Redis the same.
     pipeline.call(
@@ -103,16 +116,19 @@ export class ThreadedVsim {
       ...(search.ef === undefined ? ["TRUTH"] : ["EF", String(search.ef)]),
       ...(search.filter ? ["FILTER", search.filter.expression, "FILTER-EF", String(search.filter.ef)] : []),
     );
+    if (after) send(after);
     const results = await pipeline.exec();
     for (const [error] of results ?? []) if (error) throw error;
-    const [ahead, found] = results!.map(([, value]) => value) as [unknown, string[] | null];
+    const [ahead, found, behind] = results!.map(([, value]) => value) as [unknown, string[] | null, unknown];
     const ids: string[] = [];
     const scores: number[] = [];
     for (let k = 0; k + 1 < (found?.length ?? 0); k += 2) {
       ids.push(String(found![k]));
       scores.push(Number(found![k + 1]));
     }
-    return first ? { build: undefined, ids, scores, first: ahead } : { build: (ahead as string | null) ?? "", ids, scores, first: undefined };
+    return first
+      ? { build: undefined, ids, scores, first: ahead, after: behind }
+      : { build: (ahead as string | null) ?? "", ids, scores, first: undefined, after: behind };
   }
 }
 
