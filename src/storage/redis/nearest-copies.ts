@@ -26,6 +26,29 @@ interface Held {
   epoch: number;
 }
 
+/** One of the copies' two generations: products' copies by their tag's epoch, and how many in all. */
+class CopyGeneration {
+  // By epoch, then product: no key built a lookup (a query looks up 10-50 products).
+  private readonly epochs = new Map<number, Map<string, ProductCopy>>();
+  size = 0;
+
+  get(epoch: number, productId: string): ProductCopy | undefined {
+    return this.epochs.get(epoch)?.get(productId);
+  }
+
+  set(epoch: number, productId: string, copy: ProductCopy): void {
+    let products = this.epochs.get(epoch);
+    if (!products) this.epochs.set(epoch, (products = new Map()));
+    const before = products.size;
+    products.set(productId, copy);
+    this.size += products.size - before;
+  }
+
+  delete(epoch: number, productId: string): void {
+    if (this.epochs.get(epoch)?.delete(productId)) this.size--;
+  }
+}
+
 /**
  * At most `capacity` products' copies, in two generations of half each: an entry read again moves
  * to the younger one, and the older one is dropped whole when the younger fills, so what queries
@@ -33,8 +56,8 @@ interface Held {
  */
 export class NearestCopies {
   private readonly held = new Map<string, Held>();
-  private young = new Map<string, ProductCopy>();
-  private old = new Map<string, ProductCopy>();
+  private young = new CopyGeneration();
+  private old = new CopyGeneration();
   private epochs = 0;
 
   constructor(private readonly capacity: number) {}
@@ -76,9 +99,8 @@ export class NearestCopies {
       return true;
     }
     for (const id of written) {
-      const key = `${held.epoch}\n${id}`;
-      this.young.delete(key);
-      this.old.delete(key);
+      this.young.delete(held.epoch, id);
+      this.old.delete(held.epoch, id);
     }
     held.count = now.count;
     return true;
@@ -87,11 +109,10 @@ export class NearestCopies {
   get(tag: string, productId: string): ProductCopy | undefined {
     const held = this.held.get(tag);
     if (!held) return undefined;
-    const key = `${held.epoch}\n${productId}`;
-    const young = this.young.get(key);
+    const young = this.young.get(held.epoch, productId);
     if (young) return young;
-    const old = this.old.get(key);
-    if (old) this.keep(key, old);
+    const old = this.old.get(held.epoch, productId);
+    if (old) this.keep(held.epoch, productId, old);
     return old;
   }
 
@@ -99,16 +120,15 @@ export class NearestCopies {
   set(tag: string, generation: string, productId: string, copy: ProductCopy): void {
     const held = this.held.get(tag);
     if (!held || `${held.build}:${held.count}` !== generation || (copy.attributes === undefined && copy.doc === undefined)) return;
-    const key = `${held.epoch}\n${productId}`;
-    const had = this.young.get(key) ?? this.old.get(key);
-    this.keep(key, had ? { attributes: copy.attributes ?? had.attributes, doc: copy.doc ?? had.doc } : copy);
+    const had = this.young.get(held.epoch, productId) ?? this.old.get(held.epoch, productId);
+    this.keep(held.epoch, productId, had ? { attributes: copy.attributes ?? had.attributes, doc: copy.doc ?? had.doc } : copy);
   }
 
-  private keep(key: string, copy: ProductCopy): void {
-    this.young.set(key, copy);
+  private keep(epoch: number, productId: string, copy: ProductCopy): void {
+    this.young.set(epoch, productId, copy);
     if (this.young.size >= Math.max(1, this.capacity / 2)) {
       this.old = this.young;
-      this.young = new Map();
+      this.young = new CopyGeneration();
     }
   }
 }

@@ -433,20 +433,19 @@ export class SlotIndex {
    */
   private fromCopies(tag: string, ids: readonly string[], shown: number, common: readonly string[], checked: NearestRead): NearestRead | undefined {
     const attributes: JsonObject[] = [];
-    for (let k = 0; k < shown; k++) {
-      const held = this.copies.get(tag, ids[k]!)?.attributes;
-      if (!held) return undefined;
-      attributes.push(held);
-    }
     const lines: string[] = [];
-    if (common.length > 0) {
-      const needles = common.map((word) => ` ${word} `);
-      for (const id of ids) {
-        const doc = this.copies.get(tag, id)?.doc;
-        if (doc === undefined) return undefined;
-        const padded = `${doc} `;
-        if (doc !== "" && needles.some((needle) => padded.includes(needle))) lines.push(`${id} ${/^#(\S+)/.exec(doc)?.[1] ?? ""}`);
+    const needles = common.map((word) => ` ${word} `);
+    for (let k = 0; k < (needles.length > 0 ? ids.length : shown); k++) {
+      const copy = this.copies.get(tag, ids[k]!);
+      if (k < shown) {
+        if (!copy?.attributes) return undefined;
+        attributes.push(copy.attributes);
       }
+      if (needles.length === 0) continue;
+      const doc = copy?.doc;
+      if (doc === undefined) return undefined;
+      const padded = `${doc} `;
+      if (doc !== "" && needles.some((needle) => padded.includes(needle))) lines.push(`${ids[k]} ${/^#(\S+)/.exec(doc)?.[1] ?? ""}`);
     }
     return { ...checked, attributes, lines: lines.join("\n"), docs: [] };
   }
