@@ -2,8 +2,8 @@
 // check the build is still the one they were found in, read the hits' attributes, and name those of
 // the nearest that hold the query's common words, as QUERY_SCRIPT does after its own VSIM. Sent
 // with no ids in the VSIM's own pipeline (it runs once the VSIM is done), it checks the build alone
-// and names the products written since the caller's copy of hits' attributes (attribute-cache.ts),
-// so that a query whose hits are all held there takes one round trip.
+// and names the products written since the generation of the caller's copies (nearest-copies.ts),
+// so that a query whose nearest elements are all held there takes one round trip.
 //
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
 // ARGV: expected version, servable prefix (as QUERY_SCRIPT's), the build the nearest were found in
