@@ -17,6 +17,7 @@ import { openOwnClient, startOwnRedis, type OwnRedis } from "../support/own-redi
 import { callsOf } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 const N = 4000;
 const DIM = 16;
@@ -50,10 +51,6 @@ const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({
 }));
 const byId = new Map(entries.map((e) => [e.productId, e]));
 const query = randomUnit(random, DIM);
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
-}
 
 /** More than any filter here passes: the index answers with every candidate. */
 const ALL = 2 * N;

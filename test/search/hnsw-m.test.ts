@@ -14,6 +14,7 @@ import { deleteKeys, keysMatching } from "../support/redis-keys.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 import { asIndexed, createCatalog, expectHits, openText, postProducts, processProducts, ranking, serve, storedMap, syntheticProducts, textQuery } from "../support/search-fixture.js";
+import { pages } from "../support/index-pages.js";
 
 const DIM = 16;
 const VERSION = "hnsw-m-test|v1|";
@@ -28,10 +29,6 @@ function attributesOf(i: number): JsonObject {
 /** `count` entries from p<from>; more than one write pipeline (500) when count is past it. */
 function entries(from: number, count: number): IndexEntry[] {
   return Array.from({ length: count }, (_, k) => ({ productId: `p${from + k}`, vector: randomUnit(random, DIM), attributes: attributesOf(from + k), words: [`w${(from + k) % 7}`] }));
-}
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
 }
 
 /** An index as a process configured with `m` (undefined: the setting left out) would open it. */

@@ -20,6 +20,7 @@ import { vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 const N = 4000;
 const DIM = 16;
@@ -48,10 +49,6 @@ let index: RedisVectorIndex;
 let vocabulary: { build: string; size: number };
 /** How each learning of `index` ended, in order (its onLearning). */
 const outcomes: LearningOutcome[] = [];
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
-}
 
 function queryOf(filters: MetadataFilter[], words: string[] = []): IndexQuery {
   return indexQuery({ vector: randomUnit(random, DIM), count: COUNT, version: VERSION, filters, words, vocabulary });

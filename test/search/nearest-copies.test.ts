@@ -14,6 +14,7 @@ import { monitorCommands } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 const N = 3000;
 const DIM = 16;
@@ -36,10 +37,6 @@ let vsimConnections: RedisClient[];
 let threaded: RedisVectorIndex;
 let scripted: RedisVectorIndex;
 let vocabulary: { build: string; size: number };
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
-}
 
 async function readVocabulary(): Promise<void> {
   const read = await threaded.vocabulary(catalogId, undefined);

@@ -16,6 +16,7 @@ import { monitorCommands, vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 const N = 3000;
 const DIM = 16;
@@ -41,10 +42,6 @@ let threaded: RedisVectorIndex;
 let scripted: RedisVectorIndex;
 let vocabulary: { build: string; size: number };
 let target: RedisTarget;
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
-}
 
 function queryOf(vector: Float32Array, words: string[]): IndexQuery {
   return indexQuery({ vector, count: COUNT, version: VERSION, words, vocabulary });

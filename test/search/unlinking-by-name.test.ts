@@ -10,6 +10,7 @@ import { RedisVectorIndex, type RedisClient } from "../../src/storage/redis/inde
 import { openOwnClient, startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { callsOf, keysMatching } from "../support/redis-keys.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 const DIM = 16;
 const query = randomUnit(seededRandom(12), DIM);
@@ -26,10 +27,6 @@ const products: IndexEntry[] = Array.from({ length: 600 }, (_, i) => ({
   attributes: { shop: `h${i % 4}`, section: `s${i % 3}`, rank: "NO_BOOST" },
   words: ["common", `only${i}`],
 }));
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 200) yield list.slice(i, i + 200);
-}
 
 /** Begun, then failed halfway: a build (or a split's parts) that is never committed. */
 async function* failing(): AsyncGenerator<IndexEntry[]> {
@@ -57,7 +54,7 @@ const keysOf = async (catalogId: string) => [...(await keysMatching(redis, `${pr
 
 /** A catalog with its current build, written to since it became current, and a build abandoned halfway. */
 async function catalogWithHistory(catalogId: string, parts: number): Promise<void> {
-  await index.rebuild(catalogId, VERSION, pages(products), parts);
+  await index.rebuild(catalogId, VERSION, pages(products, 200), parts);
   await index.upsert(catalogId, products.slice(0, 5));
   await expect(index.rebuild(catalogId, VERSION, failing(), parts)).rejects.toThrow("the source failed");
 }
@@ -66,7 +63,7 @@ describe("dropping a catalog's index", () => {
   it("unlinks every key of an unsplit catalog, its abandoned build's too, by name: no scan, no other catalog's key", async () => {
     const [doomed, other] = [`drop-a-${randomBytes(3).toString("hex")}`, `drop-b-${randomBytes(3).toString("hex")}`];
     await catalogWithHistory(doomed, 1);
-    await index.rebuild(other, VERSION, pages(products));
+    await index.rebuild(other, VERSION, pages(products, 200));
     const othersKeys = (await keysOf(other)).sort();
     // Its current build and the abandoned one, each with every kind of key.
     const builds = new Set((await keysMatching(redis, `${prefix}{${doomed}}:lex:*`)).map((k) => k.split(":lex:")[1]!.split(":")[0]));
@@ -82,7 +79,7 @@ describe("dropping a catalog's index", () => {
 
   it("unlinks a split catalog's parts by name: the current layout's, a re-split's previous one's and an abandoned split's", async () => {
     const catalogId = `drop-s-${randomBytes(3).toString("hex")}`;
-    await index.rebuild(catalogId, VERSION, pages(products), 2);
+    await index.rebuild(catalogId, VERSION, pages(products, 200), 2);
     const first = await redis.hget(`${prefix}{${catalogId}}:meta`, "parts");
     // Re-split in 3: the 2 parts go as the new layout is committed; then a split that fails.
     await catalogWithHistory(catalogId, 3);
@@ -103,7 +100,7 @@ describe("dropping a catalog's index", () => {
 
   it("as the orphan sweep drops it, also unlinks what no name leads to, in one scan of every key", async () => {
     const catalogId = `drop-o-${randomBytes(3).toString("hex")}`;
-    await index.rebuild(catalogId, VERSION, pages(products.slice(0, 50)));
+    await index.rebuild(catalogId, VERSION, pages(products.slice(0, 50), 200));
     // Keys as older versions left them: a build no set names, two parts of a split no layout names.
     const strays = [`${prefix}{${catalogId}}:lex:hold:w:common`, `${prefix}{${catalogId}~dead.0}:meta`, `${prefix}{${catalogId}~dead.1}:meta`];
     for (const key of strays) await redis.hset(key, "stray", "1");
@@ -141,7 +138,7 @@ describe("a rebuild's replaced builds", () => {
   const kinds = (keys: string[], build: string) => [...new Set(keys.map((k) => k.slice(`${lexical}${build}:`.length).split(":")[0]))].sort();
 
   it("unlinks every key of the builds it replaces, begun or committed, by name: no scan of the keyspace", async () => {
-    await index.rebuild(tag, VERSION, pages(many));
+    await index.rebuild(tag, VERSION, pages(many, 200));
     await index.upsert(tag, many.slice(0, 3));
     const replaced = await buildOf();
     expect(kinds(await keysOfBuild(replaced), replaced)).toEqual(["attr", "docs", "f", "fdocs", "fv", "r", "valuesets", "vec", "vocab", "w", "wlog", "writes"]);
@@ -151,7 +148,7 @@ describe("a rebuild's replaced builds", () => {
     expect(abandoned).toBeDefined();
 
     const scans = await callsOf(redis, "scan");
-    await index.rebuild(tag, VERSION, pages(many));
+    await index.rebuild(tag, VERSION, pages(many, 200));
     expect(await callsOf(redis, "scan")).toBe(scans);
     const current = await buildOf();
     expect(await keysOfBuild(replaced)).toEqual([]);

@@ -18,6 +18,7 @@ import { monitorCommands } from "../support/redis-monitor.js";
 import { startOwnRedis, type OwnRedis } from "../support/own-redis.js";
 import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
+import { pages } from "../support/index-pages.js";
 
 // Two sections of 4,000: each past the 3,000 candidates scored exactly.
 const N = 8000;
@@ -37,10 +38,6 @@ function attributesOf(i: number): JsonObject {
 const entries: IndexEntry[] = Array.from({ length: N }, (_, i) => ({ productId: `p${i}`, vector: randomUnit(random, DIM), attributes: attributesOf(i), words: [] }));
 const byId = new Map(entries.map((e) => [e.productId, e]));
 const query = randomUnit(random, DIM);
-
-async function* pages(list: readonly IndexEntry[]): AsyncGenerator<IndexEntry[]> {
-  for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500);
-}
 
 function ask(filters: MetadataFilter[], count = 20): Promise<IndexAnswer> {
   return index.query(catalogId, { vector: query, count, filters, exactUpTo: 0, expectedVersion: VERSION, servableVersionPrefix: VERSION });

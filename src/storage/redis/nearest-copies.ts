@@ -26,8 +26,8 @@ interface Held {
   epoch: number;
 }
 
-/** One of the copies' two generations: products' copies by their tag's epoch, and how many in all. */
-class CopyGeneration {
+/** One of the copies' two tiers: products' copies by their tag's epoch, and how many in all. */
+class CopyTier {
   // By epoch, then product: no key built a lookup (a query looks up 10-50 products).
   private readonly epochs = new Map<number, Map<string, ProductCopy>>();
   size = 0;
@@ -50,14 +50,14 @@ class CopyGeneration {
 }
 
 /**
- * At most `capacity` products' copies, in two generations of half each: an entry read again moves
- * to the younger one, and the older one is dropped whole when the younger fills, so what queries
+ * At most `capacity` products' copies, in two tiers of half each: an entry read again moves to the
+ * younger one, and the older one is dropped whole when the younger fills, so what queries
  * keep asking for stays and each operation costs a map lookup.
  */
 export class NearestCopies {
   private readonly held = new Map<string, Held>();
-  private young = new CopyGeneration();
-  private old = new CopyGeneration();
+  private young = new CopyTier();
+  private old = new CopyTier();
   private epochs = 0;
 
   constructor(private readonly capacity: number) {}
@@ -128,7 +128,7 @@ export class NearestCopies {
     this.young.set(epoch, productId, copy);
     if (this.young.size >= Math.max(1, this.capacity / 2)) {
       this.old = this.young;
-      this.young = new CopyGeneration();
+      this.young = new CopyTier();
     }
   }
 }

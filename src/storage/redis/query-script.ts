@@ -65,10 +65,10 @@ end
 `;
 
 // The products written to the build `build` (keys under `base`, at write count `written`) since
-// the generation a caller holds something as of (`held`, "<build>:<count>": a filter's candidates,
-// copies of nearest elements), oldest first, each once: when that is at most `most` writes behind and the
-// write log still has them all (each entry "<count> <id>"; counts from the next one on, so none
-// went unlogged). Else nil.
+// the generation a caller holds something as of (`held`, "<build>:<count>": a filter's
+// candidates, copies of nearest elements), oldest first, each once: when that is at most `most`
+// writes behind and the write log still has them all (each entry "<count> <id>"; counts from the
+// next one on, so none went unlogged). Else nil.
 export const WRITTEN_SINCE_LUA = `
 local function writtenSince(held, build, base, written, most)
   local heldBuild, heldAt = string.match(held, '^(.+):(%d+)$')

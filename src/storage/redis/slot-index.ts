@@ -445,7 +445,7 @@ export class SlotIndex {
       const doc = copy?.doc;
       if (doc === undefined) return undefined;
       const padded = `${doc} `;
-      if (doc !== "" && needles.some((needle) => padded.includes(needle))) lines.push(`${ids[k]} ${/^#(\S+)/.exec(doc)?.[1] ?? ""}`);
+      if (doc !== "" && needles.some((needle) => padded.includes(needle))) lines.push(`${ids[k]} ${docParts(doc).stamp}`);
     }
     return { ...checked, attributes, lines: lines.join("\n"), docs: [] };
   }
@@ -508,8 +508,8 @@ export class SlotIndex {
     if ((size <= query.exactUpTo) !== scan) return { kind: "answered", answer: undefined };
     const attributes: JsonObject[] = [];
     for (let k = 0; k < hits; k++) attributes.push(attributesOf(String(reply[5 + k])));
-    const read = Array.from({ length: docs }, (_, k) => String(reply[6 + hits + k]));
-    return { kind: "read", size, current: Number(reply[2]) === 1, generation, attributes, lines: String(reply[5 + hits]), docs: read };
+    const docList = Array.from({ length: docs }, (_, k) => String(reply[6 + hits + k]));
+    return { kind: "read", size, current: Number(reply[2]) === 1, generation, attributes, lines: String(reply[5 + hits]), docs: docList };
   }
   /**
    * One QUERY_SCRIPT call (`send` runs it: on the main connection, or ahead of a threaded VSIM); an
