@@ -3,11 +3,11 @@
 // against latency, for filters matching 10%, 1% and 0.1% of the set and a combination of two.
 // The numbers behind the strategy the service uses (README: "Filtered search").
 //
-//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused]
+//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef]
 //
 // --redis-url keeps the loaded set between runs in a Redis 8 started for this alone (npm run redis8;
 // it is FLUSHALLed when it does not hold the set yet); the
-// default starts one for the run. --variants focused: small-EF FILTER and post-filter variants.
+// default starts one for the run. --variants focused: small-EF FILTER and post-filter variants; ef: the walk's depth alone.
 //
 // Data: N elements of the service's layout (elementVector, 203 dims, NOQUANT, SETATTR) around 200
 // random clusters; attributes independent of the vectors (the hard case for in-graph filtering):
@@ -187,7 +187,17 @@ async function main(): Promise<void> {
         idsOf((await redis.call("VSIM", "v", "FP32", fp32(q), "WITHSCORES", "COUNT", String(count), "EF", String(ef), "FILTER", f.expr, "FILTER-EF", String(filterEf))) as unknown[]);
       const all = values.variants === "all";
       await measure(`VSIM FILTER COUNT 20 EF 250 FILTER-EF 2000 (service now)`, f, vsim(20, 250, 2000));
-      for (const [ef, fef] of (all ? [[500, 10000], [1000, 20000], [1000, 100000], [4000, 100000]] : [[20, 2000], [20, 20000], [50, 5000], [50, 50000], [100, 100000]]) as [number, number][]) {
+      const variants: Record<string, [number, number][]> = {
+        all: [[500, 10000], [1000, 20000], [1000, 100000], [4000, 100000]],
+        focused: [[20, 2000], [20, 20000], [50, 5000], [50, 50000], [100, 100000]],
+        // The walk's depth alone, at the service's FILTER-EF and at ten times it.
+        ef: [[20, 2000], [40, 2000], [60, 2000], [100, 2000], [150, 2000], [20, 20000], [40, 20000], [60, 20000]],
+      };
+      if (values.variants === "ef") {
+        for (const [ef, fef] of variants.ef!) await measure(`VSIM FILTER COUNT 20 EF ${ef} FILTER-EF ${fef}`, f, vsim(20, ef, fef));
+        continue;
+      }
+      for (const [ef, fef] of (all ? variants.all! : variants.focused!)) {
         await measure(`VSIM FILTER COUNT ${Math.min(20, ef)} EF ${ef} FILTER-EF ${fef}`, f, vsim(Math.min(20, ef), ef, fef));
       }
       const share = size / N;

@@ -283,7 +283,9 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
       for (const words of [[], ["brand3"], ["every", "brand3"]]) {
         for (const exactUpTo of [0, Infinity]) {
           const query = filtered(filters, words, exactUpTo);
-          await threaded.query(largeId, query);
+          // Both have read the set's size and a sample of its attributes (the walk's depth, below).
+          await Promise.all([threaded.query(largeId, query), scripted.query(largeId, query)]);
+          await Promise.all([threaded.settled(), scripted.settled()]);
           const ran = await vsimsOf(largeId, async () => {
             expect(comparable(await threaded.query(largeId, query)), `${label}, ${words.join(" ")}, exactUpTo ${exactUpTo}`).toEqual(comparable(await scripted.query(largeId, query)));
           });
@@ -296,6 +298,47 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
         }
       }
     }
+  });
+
+  it("walks a pushed-down filter as deep as SEARCH_EF times the share of a sample that passes, at least twice the count", async () => {
+    const efOf = (args: string[]) => Number(args[args.indexOf("EF") + 1]);
+    const walked = async (filters: IndexQuery["filters"], words: string[] = []) => {
+      const query = filtered(filters, words, 0);
+      await threaded.query(largeId, query);
+      await threaded.settled();
+      const ran = await vsimsOf(largeId, async () => void (await threaded.query(largeId, query)));
+      expect(ran).toHaveLength(1);
+      return efOf(ran[0]!.args);
+    };
+    // 10% pass: 100 x 0.1 is under twice the 20 asked.
+    expect(await walked([{ field: "colour", operator: "eq", value: "navy" }])).toBe(40);
+    // About half pass (price 0-49 of 0-99): about 50, as the sample has it.
+    const half = await walked([{ field: "price", operator: "lt", value: 50 }]);
+    expect(half).toBeGreaterThan(40);
+    expect(half).toBeLessThan(65);
+    // Every element passes: as deep as unfiltered.
+    expect(await walked([{ field: "price", operator: "gte", value: 0 }])).toBe(100);
+    // A common word asks five times the count (100): the walk keeps at least that many.
+    expect(await walked([{ field: "colour", operator: "eq", value: "navy" }], ["every"])).toBe(100);
+    // Only the pushed-down part counts: ne is left to the post-filter, so the walk is the eq's.
+    expect(await walked([{ field: "colour", operator: "eq", value: "navy" }, { field: "price", operator: "ne", value: 3 }])).toBe(40);
+  });
+
+  it("finds the exact filtered answer at that depth", async () => {
+    let found = 0;
+    for (let q = 0; q < 20; q++) {
+      const filters: IndexQuery["filters"] = [{ field: "colour", operator: "eq", value: COLOURS[q % 10]! }];
+      const walk = filtered(filters, [], 0);
+      await threaded.query(largeId, walk);
+      await threaded.settled();
+      const approximate = await threaded.query(largeId, walk);
+      const exact = await threaded.query(largeId, { ...walk, exactUpTo: Infinity });
+      if (approximate.kind !== "ok" || exact.kind !== "ok") throw new Error("not answered");
+      expect(approximate.exact).toBe(false);
+      const truth = new Set(exact.hits.slice(0, COUNT).map((h) => h.productId));
+      found += approximate.hits.slice(0, COUNT).filter((h) => truth.has(h.productId)).length;
+    }
+    expect(found / (20 * COUNT)).toBeGreaterThanOrEqual(0.95);
   });
 
   it("says when a split catalog scanned a part whose approximate search came up short, so that the searcher remembers the filter", async () => {

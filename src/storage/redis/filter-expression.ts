@@ -66,6 +66,11 @@ export function redisFilterExpression(filters: readonly MetadataFilter[]): strin
   return clauses.length === 0 ? undefined : clauses.join(" and ");
 }
 
+/** The filters redisFilterExpression pushes down: the expression passes about what they pass. */
+export function pushedFilters(filters: readonly MetadataFilter[]): MetadataFilter[] {
+  return filters.filter((f) => clauseOf(f) !== undefined);
+}
+
 function clauseOf(f: MetadataFilter): string | undefined {
   if (!SELECTOR_FIELD.test(f.field)) return undefined;
   const sel = `.${f.field}`;

@@ -11,7 +11,8 @@ import type { RedisClient } from "./connection.js";
 import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import type { JsonObject } from "../../catalogs/index.js";
-import { redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { pushedFilters, redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
+import { FilterShares } from "./filter-shares.js";
 import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
 import type { LearningOutcome } from "./filter-learning.js";
@@ -100,6 +101,12 @@ const VALUE_SET_SCAN_MOST = 20_000;
 /** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
 /**
+ * HNSW's depth for a pushed-down filter is at least this many times the count asked, however few
+ * pass (the rest is sized by the share that passes: filter-shares.ts): raw at 100k, a 1% filter
+ * walked keeping twice the 20 asked gave recall 0.954, as SEARCH_EF 250 did; keeping 20, 0.926.
+ */
+const FILTERED_EF_PER_HIT = 2;
+/**
  * An exact scan (VSIM TRUTH: a filter asked exactly, or a set up to SEARCH_EXACT_UP_TO) of more
  * elements than this runs on Redis's threads like an HNSW search (threaded-nearest.ts): in the
  * script it would hold Redis's main thread for its whole length (at 100k 15-24 ms, about 70 with a
@@ -159,6 +166,8 @@ export class SlotIndex {
   private readonly facts = new TagFacts();
   /** What queries read of their nearest elements, as of a generation of their build: for one round trip. */
   private readonly copies: NearestCopies;
+  /** How many of a tag's elements a filter passes, from a sample: how deep a filtered walk goes. */
+  private readonly filterShares: FilterShares;
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
@@ -171,6 +180,7 @@ export class SlotIndex {
     // As many candidates as holders: they are mostly the same objects.
     this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
     this.copies = new NearestCopies(options.holderCacheEntries ?? 0);
+    this.filterShares = new FilterShares((tag, size) => this.sampleAttributes(tag, size));
     this.threaded = new ThreadedVsim(options.vsimConnections ?? [], {
       vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT },
       vitrineNearest: { numberOfKeys: 3, lua: NEAREST_SCRIPT },
@@ -259,9 +269,10 @@ export class SlotIndex {
     return undefined;
   }
 
-  /** Resolves once the filters being learned now are held (or not): for an orderly close, and tests. */
+  /** Resolves once the filters being learned and the samples being read now are held (or not): for an orderly close, and tests. */
   async settled(): Promise<void> {
     while (this.learningNow) await this.learningNow;
+    await this.filterShares.settled();
   }
 
   /**
@@ -327,6 +338,33 @@ export class SlotIndex {
   }
 
   /**
+   * HNSW's depth for a query whose filter is pushed down into the walk (filter-shares.ts): SEARCH_EF
+   * times the share of the tag's elements that pass (SEARCH_EF while no sample is held), so that the
+   * walk explores about as many as an unfiltered one; at least FILTERED_EF_PER_HIT times the count,
+   * and `ask` (more with a common word). QUERY_SCRIPT raises it to its own ask alike.
+   */
+  private filteredEf(tag: string, query: IndexQuery, ask: number): number {
+    const share = this.filterShares.share(tag, pushedFilters(query.filters));
+    return Math.max(ask, FILTERED_EF_PER_HIT * query.count, Math.ceil(this.options.ef * (share ?? 1)));
+  }
+
+  /** Up to `size` random elements' attributes (FilterShares' sample): one VRANDMEMBER, then a VGETATTR each in one pipeline. */
+  private async sampleAttributes(tag: string, size: number): Promise<JsonObject[]> {
+    const key = this.vectorsKey(tag);
+    const ids = (await this.redis.call("VRANDMEMBER", key, String(size))) as string[];
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.call("VGETATTR", key, id);
+    const attributes: JsonObject[] = [];
+    for (const [error, json] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      // Removed since the VRANDMEMBER: left out.
+      if (typeof json === "string") attributes.push(attributesOf(json));
+    }
+    return attributes;
+  }
+
+  /**
    * Whether the query's VSIM goes on a connection of its own, by the set's size as last seen: an
    * HNSW search, or an exact scan of more than SCAN_ON_THREADS_FROM elements, unfiltered or with
    * filters pushed down into it (no field postings, whose paths the script chooses from what it
@@ -357,7 +395,7 @@ export class SlotIndex {
     const filter = redisFilterExpression(query.filters);
     const search = {
       count: ask,
-      ef: scan ? undefined : Math.max(this.options.ef, ask),
+      ef: scan ? undefined : filter === undefined ? Math.max(this.options.ef, ask) : this.filteredEf(tag, query, ask),
       filter: filter === undefined ? undefined : { expression: filter, ef: query.count * FILTER_EF_PER_HIT },
     };
     // The build the VSIM is to search: the vocabulary's (QUERY_SCRIPT checks it ahead), else the
@@ -523,9 +561,12 @@ export class SlotIndex {
   ): Promise<ScriptedAnswer> {
     const filter = redisFilterExpression(query.filters) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
-    const ef = Math.max(this.options.ef, query.count);
-    const lexical = query.lexical;
     const groups = filterFacetGroups(query.filters);
+    // Without field postings a filter, when one is pushed down, is in the script's only HNSW walk;
+    // with them the script may instead ask plain HNSW, deep enough that enough pass.
+    const pushed = filter !== "" && !this.options.filterPostings && !this.facts.hasPostings(tag);
+    const ef = pushed ? this.filteredEf(tag, query, query.count) : Math.max(this.options.ef, query.count);
+    const lexical = query.lexical;
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
     // a candidate needs no check).
     const decided = groups.length === query.filters.length;
