@@ -3,11 +3,12 @@
 // against latency, for filters matching 10%, 1% and 0.1% of the set and a combination of two.
 // The numbers behind the strategy the service uses (README: "Filtered search").
 //
-//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef]
+//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef|expr]
 //
 // --redis-url keeps the loaded set between runs in a Redis 8 started for this alone (npm run redis8;
-// it is FLUSHALLed when it does not hold the set yet); the
-// default starts one for the run. --variants focused: small-EF FILTER and post-filter variants; ef: the walk's depth alone.
+// it is FLUSHALLed when it does not hold the set yet); the default starts one for the run.
+// --variants focused: small-EF FILTER and post-filter variants; ef: the walk's depth alone; expr:
+// the service's expression (filter-expression.ts) against the bare comparison.
 //
 // Data: N elements of the service's layout (elementVector, 203 dims, NOQUANT, SETATTR) around 200
 // random clusters; attributes independent of the vectors (the hard case for in-graph filtering):
@@ -195,6 +196,18 @@ async function main(): Promise<void> {
       };
       if (values.variants === "ef") {
         for (const [ef, fef] of variants.ef!) await measure(`VSIM FILTER COUNT 20 EF ${ef} FILTER-EF ${fef}`, f, vsim(20, ef, fef));
+        continue;
+      }
+      if (values.variants === "expr") {
+        // The expression the service pushes down (arrays and mixed types guarded) against the bare comparison.
+        const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
+        const service = redisFilterExpression(f.postings.map((p) => ({ field: p.split(":")[0]!, operator: "eq" as const, value: p.split(":")[1]! })))!;
+        for (const ef of [40, 250]) {
+          for (const [name, expr] of [["bare", f.expr], ["service's", service]] as const) {
+            await measure(`VSIM FILTER (${name}) COUNT 20 EF ${ef} FILTER-EF 2000`, f, async (q) =>
+              idsOf((await redis.call("VSIM", "v", "FP32", fp32(q), "WITHSCORES", "COUNT", "20", "EF", String(ef), "FILTER", expr, "FILTER-EF", "2000")) as unknown[]));
+          }
+        }
         continue;
       }
       for (const [ef, fef] of (all ? variants.all! : variants.focused!)) {

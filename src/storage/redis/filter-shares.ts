@@ -2,11 +2,12 @@
 // (VRANDMEMBER) that this process keeps a while. It sizes HNSW's depth for a filter pushed down into
 // the walk (VSIM ... FILTER): Redis's filtered walk keeps EF elements that PASS and stops once no
 // candidate is nearer than the last of them, so at a share s it explores about EF / s elements. At
-// SEARCH_EF it explored up to FILTER-EF (twice `topK` asked, 100 a hit: 2,000) for any filter
-// passing under a tenth, about ten times what an unfiltered search explores; at SEARCH_EF times s
-// it explores what an unfiltered search does. Raw, at 100k, a 10% filter walked at EF 40 gave the
-// same recall as at 250 (1.000) in a tenth of the time, and a 1% filter the same at EF 40 and at 250
-// (0.954-0.955; 0.926 at EF 20), its walk bounded by FILTER-EF either way (README "Filtered search").
+// SEARCH_EF it explored up to FILTER-EF (100 for each of the 20 elements a filtered search asks:
+// 2,000) for any filter passing under a tenth or so, about ten times what an unfiltered search
+// explores; at SEARCH_EF times s it explores what an unfiltered search does. Raw, at 100k, a 10%
+// filter walked at EF 40 gave the same recall as at 250 (1.000) in a tenth of the time, and a 1%
+// filter the same at EF 40 and at 250 (0.954-0.955; 0.926 at EF 20), its walk bounded by FILTER-EF
+// either way (README "How deep a filtered walk goes").
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { MetadataFilter } from "../../search/index.js";
