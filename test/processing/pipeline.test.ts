@@ -35,10 +35,12 @@ beforeAll(async () => {
   });
   api = restClient(server.restUrl, await server.createKey(org));
 }, 180_000);
+// Closing stops the worker (the one started after the last test's SIGKILL may still be loading its
+// models) and drops the scratch database: once, in a full parallel run, that took over 60 s.
 afterAll(async () => {
   await server?.close();
   await images?.close();
-});
+}, 180_000);
 
 async function newCatalog(): Promise<string> {
   const res = await api.post(`/organizations/${org}/catalogs`, { name: `c-${randomUUID()}` });

@@ -324,6 +324,22 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     expect(await walked([{ field: "colour", operator: "eq", value: "navy" }, { field: "price", operator: "ne", value: 3 }])).toBe(40);
   });
 
+  it("walks a set of more than 200,000 elements at SEARCH_EF whatever the share", async () => {
+    const huge = `${catalogId}-huge`;
+    const hugeRandom = seededRandom(5);
+    await threaded.rebuild(huge, VERSION, pages(Array.from({ length: 200_001 }, (_, i) => ({ productId: `h${i}`, vector: randomUnit(hugeRandom, DIM), attributes: { colour: COLOURS[i % 10]! }, words: [] }))));
+    try {
+      const query = { ...queryOf(randomUnit(random, DIM), []), filters: [{ field: "colour", operator: "eq", value: "navy" }], count: 2 * COUNT } as IndexQuery;
+      // The first answer tells the index the set's size; the sample is read beside it.
+      await threaded.query(huge, query);
+      await threaded.settled();
+      const ran = await vsimsOf(huge, async () => void (await threaded.query(huge, query)));
+      expect(ran.map((v) => v.args[v.args.indexOf("EF") + 1])).toEqual(["100"]);
+    } finally {
+      await threaded.drop(huge);
+    }
+  }, 300_000);
+
   it("finds the exact filtered answer at that depth", async () => {
     let found = 0;
     for (let q = 0; q < 20; q++) {
