@@ -23,6 +23,7 @@ import { elementVector, queryVector } from "../src/search/vector-layout.js";
 import { freePort } from "../test/support/free-port.js";
 import { randomUnit, seededRandom } from "../test/support/random.js";
 import { vectorToBytes as fp32 } from "../src/storage/index.js";
+import { redisFilterExpression } from "../src/storage/redis/filter-expression.js";
 
 const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" } } });
 const N = Number(values.n);
@@ -63,6 +64,14 @@ for (let i = 0; i < N; i++) {
   });
 }
 
+
+/** (EF, FILTER-EF) pairs each --variants asks of VSIM ... FILTER. */
+const DEPTHS: Record<"all" | "focused" | "ef", [number, number][]> = {
+  all: [[500, 10000], [1000, 20000], [1000, 100000], [4000, 100000]],
+  focused: [[20, 2000], [20, 20000], [50, 5000], [50, 50000], [100, 100000]],
+  // The walk's depth alone, at the service's FILTER-EF and at ten times it.
+  ef: [[20, 2000], [40, 2000], [60, 2000], [100, 2000], [150, 2000], [20, 20000], [40, 20000], [60, 20000]],
+};
 
 interface Filter {
   label: string;
@@ -184,33 +193,23 @@ async function main(): Promise<void> {
     for (const f of FILTERS) {
       const size = f.postings.length === 1 ? await redis.scard(`f:${f.postings[0]}`) : (await redis.sinter(...f.postings.map((p) => `f:${p}`))).length;
       console.log(`${f.label}: ${size} matches`);
-      const vsim = (count: number, ef: number, filterEf: number) => async (q: Float32Array) =>
-        idsOf((await redis.call("VSIM", "v", "FP32", fp32(q), "WITHSCORES", "COUNT", String(count), "EF", String(ef), "FILTER", f.expr, "FILTER-EF", String(filterEf))) as unknown[]);
-      const all = values.variants === "all";
+      const vsim = (count: number, ef: number, filterEf: number, expr = f.expr) => async (q: Float32Array) =>
+        idsOf((await redis.call("VSIM", "v", "FP32", fp32(q), "WITHSCORES", "COUNT", String(count), "EF", String(ef), "FILTER", expr, "FILTER-EF", String(filterEf))) as unknown[]);
       await measure(`VSIM FILTER COUNT 20 EF 250 FILTER-EF 2000 (service now)`, f, vsim(20, 250, 2000));
-      const variants: Record<string, [number, number][]> = {
-        all: [[500, 10000], [1000, 20000], [1000, 100000], [4000, 100000]],
-        focused: [[20, 2000], [20, 20000], [50, 5000], [50, 50000], [100, 100000]],
-        // The walk's depth alone, at the service's FILTER-EF and at ten times it.
-        ef: [[20, 2000], [40, 2000], [60, 2000], [100, 2000], [150, 2000], [20, 20000], [40, 20000], [60, 20000]],
-      };
       if (values.variants === "ef") {
-        for (const [ef, fef] of variants.ef!) await measure(`VSIM FILTER COUNT 20 EF ${ef} FILTER-EF ${fef}`, f, vsim(20, ef, fef));
+        for (const [ef, fef] of DEPTHS.ef) await measure(`VSIM FILTER COUNT 20 EF ${ef} FILTER-EF ${fef}`, f, vsim(20, ef, fef));
         continue;
       }
       if (values.variants === "expr") {
         // The expression the service pushes down (arrays and mixed types guarded) against the bare comparison.
-        const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
         const service = redisFilterExpression(f.postings.map((p) => ({ field: p.split(":")[0]!, operator: "eq" as const, value: p.split(":")[1]! })))!;
         for (const ef of [40, 250]) {
-          for (const [name, expr] of [["bare", f.expr], ["service's", service]] as const) {
-            await measure(`VSIM FILTER (${name}) COUNT 20 EF ${ef} FILTER-EF 2000`, f, async (q) =>
-              idsOf((await redis.call("VSIM", "v", "FP32", fp32(q), "WITHSCORES", "COUNT", "20", "EF", String(ef), "FILTER", expr, "FILTER-EF", "2000")) as unknown[]));
-          }
+          await measure(`VSIM FILTER (bare) COUNT 20 EF ${ef} FILTER-EF 2000`, f, vsim(20, ef, 2000));
+          await measure(`VSIM FILTER (service's) COUNT 20 EF ${ef} FILTER-EF 2000`, f, vsim(20, ef, 2000, service));
         }
         continue;
       }
-      for (const [ef, fef] of (all ? variants.all! : variants.focused!)) {
+      for (const [ef, fef] of values.variants === "all" ? DEPTHS.all : DEPTHS.focused) {
         await measure(`VSIM FILTER COUNT ${Math.min(20, ef)} EF ${ef} FILTER-EF ${fef}`, f, vsim(Math.min(20, ef), ef, fef));
       }
       const share = size / N;

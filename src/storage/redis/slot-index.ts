@@ -228,7 +228,7 @@ export class SlotIndex {
   private learnableGroups(tag: string, query: IndexQuery): string[][] | undefined {
     if (!this.options.filterLearning || query.count === 0 || query.filters.length === 0 || !this.threaded.available) return undefined;
     if ((this.options.holderCacheEntries ?? 0) === 0) return undefined;
-    if (this.options.filterPostings || this.facts.hasPostings(tag)) return undefined;
+    if (this.withPostings(tag)) return undefined;
     const groups = filterFacetGroups(query.filters);
     if (groups.length !== query.filters.length) return undefined;
     // The scan's FILTER must narrow it: an expression only ever widens the matches (the caller
@@ -343,6 +343,11 @@ export class SlotIndex {
     return new HeldCandidates(candidates);
   }
 
+  /** Whether the tag's build keeps field postings: this process writes them, or a reply said so. */
+  private withPostings(tag: string): boolean {
+    return this.options.filterPostings === true || this.facts.hasPostings(tag);
+  }
+
   /**
    * HNSW's depth for a query whose filter is pushed down into the walk (filter-shares.ts): SEARCH_EF
    * times the share of the tag's elements that pass (SEARCH_EF while no sample is held), so that the
@@ -380,7 +385,7 @@ export class SlotIndex {
    */
   private threadable(tag: string, query: IndexQuery, size: number): boolean {
     if (!this.threaded.available || query.count === 0) return false;
-    if (query.filters.length > 0 && (this.options.filterPostings || this.facts.hasPostings(tag))) return false;
+    if (query.filters.length > 0 && this.withPostings(tag)) return false;
     return size > query.exactUpTo || size > SCAN_ON_THREADS_FROM;
   }
 
@@ -572,7 +577,7 @@ export class SlotIndex {
     const groups = filterFacetGroups(query.filters);
     // Without field postings a filter, when one is pushed down, is in the script's only HNSW walk;
     // with them the script may instead ask plain HNSW, deep enough that enough pass.
-    const pushed = filter !== "" && !this.options.filterPostings && !this.facts.hasPostings(tag);
+    const pushed = filter !== "" && !this.withPostings(tag);
     const ef = pushed ? this.filteredEf(tag, query, query.count) : Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
