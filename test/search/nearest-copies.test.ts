@@ -83,10 +83,14 @@ async function ask(query: IndexQuery): Promise<{ hits: ReturnType<typeof hitsOf>
 /** A script's call: EVAL the first time a connection sends it in a pipeline (ioredis), then EVALSHA. */
 const script = expect.stringMatching(/^EVAL(SHA)?$/);
 
-/** One round trip: every command from one connection, the check after the VSIM. */
+/**
+ * One round trip: every command from one connection, the check after the VSIM; ahead of it the
+ * query script naming the words' holders, or the build's HGET once they are held (held-holders.ts:
+ * the catalog took no write for a second).
+ */
 function oneRoundTrip(sent: { client: string; name: string }[], words: boolean): void {
   expect(new Set(sent.map((s) => s.client)).size).toBe(1);
-  expect(sent.map((s) => s.name)).toEqual([words ? script : "HGET", "VSIM", script]);
+  expect(sent.map((s) => s.name)).toEqual([words ? expect.stringMatching(/^(EVAL(SHA)?|HGET)$/) : "HGET", "VSIM", script]);
 }
 
 beforeAll(async () => {

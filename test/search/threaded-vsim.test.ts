@@ -4,15 +4,16 @@
 // "cluster" project): the two give the same answer, hits, scores, attributes and lexical holders
 // alike, for queries without words, with rare words and with common ones; MONITOR shows where each
 // VSIM ran.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery } from "../../src/search/index.js";
 import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient, type RedisTarget } from "../../src/storage/redis/index.js";
-import { COMMON_WORD_NEAREST } from "../../src/storage/redis/query-script.js";
+import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "../../src/storage/redis/query-script.js";
+import { QUIET_MS } from "../../src/storage/redis/held-holders.js";
 import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
-import { monitorCommands, vsimsDuring } from "../support/redis-monitor.js";
+import { commandsDuring, monitorCommands, vsimsDuring } from "../support/redis-monitor.js";
 import { redisEnv } from "../support/test-server.js";
 import { indexQuery } from "../support/index-query.js";
 import { randomUnit, seededRandom } from "../support/random.js";
@@ -434,6 +435,56 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
       expect(await clients()).toBe(0);
     } finally {
       await writer.drop(withPostings);
+    }
+  });
+});
+
+describe("the holders of a query's words, held as of their build's generation", () => {
+  const querySha = createHash("sha1").update(QUERY_SCRIPT).digest("hex");
+  // MONITOR shows a script called by its SHA as EVAL with its body.
+  const isScript = (args: string[]) => /^eval(sha)?$/i.test(args[0] ?? "") && (args[1] === querySha || args[1] === QUERY_SCRIPT);
+
+  /** How many QUERY_SCRIPT calls and VSIMs Redis runs on `tag`'s keys during `work`. */
+  async function calls(tag: string, work: () => Promise<void>): Promise<{ scripts: number; vsims: number }> {
+    const vectors = `${prefix}{${tag}}:vectors`;
+    const seen = await commandsDuring(
+      redis,
+      (args) => (isScript(args) && args.includes(vectors)) || (args[0]?.toUpperCase() === "VSIM" && args[1] === vectors),
+      work,
+    );
+    const scripts = seen.filter((c) => isScript(c.args)).length;
+    return { scripts, vsims: seen.length - scripts };
+  }
+
+  it("sends no script ahead of the VSIM once the catalog took no write for QUIET_MS, and asks afresh after a write", async () => {
+    const tag = `${catalogId}-held`;
+    const index = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
+    await index.rebuild(tag, VERSION, pages(entries));
+    try {
+      const read = await index.vocabulary(tag, undefined);
+      const vector = randomUnit(random, DIM);
+      const query = indexQuery({ vector, count: COUNT, version: VERSION, words: ["every", "brand7"], vocabulary: { build: read.build!, size: read.words.length } });
+      let answer: IndexAnswer | undefined;
+      const ask = async () => void (answer = await index.query(tag, query));
+      // The first answer tells the index the set's size and its common word.
+      await ask();
+      expect(await calls(tag, ask)).toEqual({ scripts: 1, vsims: 1 });
+      await new Promise((r) => setTimeout(r, QUIET_MS + 100));
+      expect(await calls(tag, ask)).toEqual({ scripts: 0, vsims: 1 });
+      expect(comparable(answer!)).toEqual(comparable(await scripted.query(tag, query)));
+
+      // A new holder of "brand7" at the query's own vector: the nearest element, and a holder.
+      await index.upsert(tag, [{ productId: "p-new", vector, attributes: { n: -1, rank: "NO_BOOST" }, words: ["brand7"] }]);
+      // The holders held are found stale after the VSIM: asked again with the script.
+      expect(await calls(tag, ask)).toEqual({ scripts: 1, vsims: 2 });
+      if (answer?.kind !== "ok") throw new Error(`answered ${answer?.kind}`);
+      expect(answer.hits[0]!.productId).toBe("p-new");
+      expect(answer.lexical.map((h) => h.productId)).toContain("p-new");
+      expect(comparable(answer)).toEqual(comparable(await scripted.query(tag, query)));
+      // A catalog written to less than QUIET_MS ago is read the usual way.
+      expect(await calls(tag, ask)).toEqual({ scripts: 1, vsims: 1 });
+    } finally {
+      await index.drop(tag);
     }
   });
 });

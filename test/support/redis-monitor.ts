@@ -56,10 +56,16 @@ export async function monitorCommands(address: Pick<RedisOptions, "host" | "port
  * sent each (a client's address, or "lua") and its arguments after the query vector.
  */
 export async function vsimsDuring(redis: RedisClient, ofSet: (key: string) => boolean, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
+  const seen = await commandsDuring(redis, (args) => args[0]?.toUpperCase() === "VSIM" && ofSet(args[1] ?? ""), work);
+  return seen.map(({ client, args }) => ({ client, args: args.slice(4) }));
+}
+
+/** The commands (name first) that pass `accept` every primary of `redis` runs during `work`, and who sent each. */
+export async function commandsDuring(redis: RedisClient, accept: (args: string[]) => boolean, work: () => Promise<void>): Promise<{ client: string; args: string[] }[]> {
   const seen: { client: string; args: string[] }[] = [];
   const monitors = await forEachPrimary(redis, (node) =>
     monitorCommands(node.options, (args, client) => {
-      if (args[0]?.toUpperCase() === "VSIM" && ofSet(args[1] ?? "")) seen.push({ client, args: args.slice(4) });
+      if (accept(args)) seen.push({ client, args });
     }),
   );
   try {

@@ -29,6 +29,7 @@ import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
 import type { ScriptCall, ThreadedNearest } from "./threaded-nearest.js";
 import { NearestCopies } from "./nearest-copies.js";
+import { HELD_CHARS, HELD_QUERIES, HeldHolders, heldHoldersKey } from "./held-holders.js";
 import { generationBuild } from "./generation.js";
 import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
 
@@ -147,7 +148,7 @@ type ScriptedAnswer =
   | Exclude<IndexAnswer, { kind: "ok" }>
   | SplitAnswer
   | { kind: "written"; generation: string }
-  | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[]; generation?: string });
+  | (Extract<IndexAnswer, { kind: "ok" }> & { commonWords?: readonly string[]; generation?: string; holderLines?: string });
 
 /** The catalog's own tag says it is split: its layout, "<generation>.<parts>" (vector-index.ts). */
 export interface SplitAnswer {
@@ -172,6 +173,8 @@ export class SlotIndex {
   private readonly facts = new TagFacts();
   /** What queries read of their nearest elements, as of a generation of their build: for one round trip. */
   private readonly copies: NearestCopies;
+  /** The holders of queries' words, as of a generation of their build: a VSIM with no script ahead. */
+  private readonly heldHolders: HeldHolders;
   /** How many of a tag's elements a filter passes, from a sample: how deep a filtered walk goes. */
   private readonly filterShares: FilterShares;
   /** Stamps of this process's index writes: unique per process, then counted. */
@@ -186,6 +189,7 @@ export class SlotIndex {
     // As many candidates as holders: they are mostly the same objects.
     this.candidateSets = new CandidateSets(options.holderCacheEntries ?? 0);
     this.copies = new NearestCopies(options.holderCacheEntries ?? 0);
+    this.heldHolders = new HeldHolders({ entries: options.holderCacheEntries ? HELD_QUERIES : 0, chars: HELD_CHARS });
     this.filterShares = new FilterShares((tag, size) => this.sampleAttributes(tag, size));
     this.threaded = new ThreadedVsim(options.vsimConnections ?? [], {
       vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT },
@@ -401,7 +405,7 @@ export class SlotIndex {
    * first call, a common word not known to widen the VSIM, a set now searched the other way,
    * filters on a build with field postings): then the caller asks QUERY_SCRIPT.
    */
-  private async queryThreaded(tag: string, query: IndexQuery, scan: boolean): Promise<IndexAnswer | SplitAnswer | undefined> {
+  private async queryThreaded(tag: string, query: IndexQuery, scan: boolean, useHeld = true): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
     const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
@@ -419,9 +423,13 @@ export class SlotIndex {
       held !== undefined && expected !== undefined ? { command: "vitrineNearest", args: this.nearestArgs(tag, query, expected, held, 0, [], false, []) } : undefined;
     const find = (first?: ScriptCall) => this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { first, after: check });
     let nearest: ThreadedNearest | undefined;
+    // The words' holders held as of the copies' generation (held-holders.ts): the check after the
+    // VSIM tells whether they still are.
+    const wordsKey = lexical && check && useHeld ? heldHoldersKey(lexical) : undefined;
+    const heldWords = wordsKey !== undefined ? this.heldHolders.get(tag, wordsKey, held!) : undefined;
     // Asked for no nearest elements, the script needs no query vector; without field postings it
     // leaves filters to the caller, holders included.
-    const words = lexical
+    const words = lexical && !heldWords
       ? await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [] }, 1, async (args) => {
           nearest = await find({ command: "vitrineQueryBuffer", args });
           return nearest.first;
@@ -429,18 +437,27 @@ export class SlotIndex {
       : undefined;
     if (words?.kind === "written") return undefined;
     if (words && words.kind !== "ok") return words;
+    if (words?.generation !== undefined && words.holderLines !== undefined) {
+      this.heldHolders.set(tag, heldHoldersKey(lexical!), words.generation, {
+        lines: words.holderLines,
+        more: words.moreCommonHolders,
+        commonWords: words.commonWords ?? [],
+      });
+    }
     nearest ??= await find();
-    const common = words?.commonWords ?? [];
+    const common = heldWords?.commonWords ?? words?.commonWords ?? [];
     if (common.length > 0 && !widened) return undefined;
-    // The script ahead of the VSIM answered only for the build its vocabulary was read from. A
-    // rebuild committed after that (or after the read in its place) shows to NEAREST_SCRIPT as
-    // another build ("moved"), whether before, during or after the VSIM.
-    const build = words ? lexical!.vocabulary.build : nearest.build!;
+    // The script ahead of the VSIM (or the holders held in its place) answered only for the build
+    // its vocabulary was read from. A rebuild committed after that (or after the read in its place)
+    // shows to NEAREST_SCRIPT as another build ("moved"), whether before, during or after the VSIM.
+    const build = lexical ? lexical.vocabulary.build : nearest.build!;
     const shown = Math.min(query.count, nearest.ids.length);
     let read: NearestRead | undefined;
     if (check && build === expected) {
       const checked = this.nearestRead(tag, nearest.after as (string | number)[], held, scan, query, 0, 0);
       if (checked.kind !== "read") return checked.answer;
+      // The held holders were the build's as of `held` only: after a write, asked afresh.
+      if (heldWords && checked.generation !== held) return this.queryThreaded(tag, query, scan, false);
       read = this.fromCopies(tag, nearest.ids, shown, common, checked);
     }
     if (!read) {
@@ -459,6 +476,11 @@ export class SlotIndex {
     const hits: IndexHit[] = [];
     for (let k = 0; k < shown; k++) hits.push({ productId: nearest.ids[k]!, cosine: 2 * nearest.scores[k]! - 1, attributes: read.attributes[k]! });
     let holders = words?.lexical ?? [];
+    if (heldWords) {
+      const scored = await this.scoredHolders(tag, lexical!, heldWords.lines);
+      if (scored === "vocabulary") return { kind: "vocabulary" };
+      holders = scored;
+    }
     if (lexical && read.lines !== "") {
       const named = new Set(holders.map((h) => h.productId));
       const more = await this.scoredHolders(tag, lexical, read.lines);
@@ -472,7 +494,7 @@ export class SlotIndex {
       current: read.current && (words?.current ?? true),
       hits,
       lexical: holders,
-      moreCommonHolders: words?.moreCommonHolders ?? false,
+      moreCommonHolders: words?.moreCommonHolders ?? heldWords?.more ?? false,
     };
   }
 
@@ -554,7 +576,10 @@ export class SlotIndex {
     this.facts.learn(tag, size, []);
     const generation = String(reply[3]);
     const written = String(reply[4]);
-    if (generation !== "") this.copies.advance(tag, since, generation, written === "*" ? undefined : written === "" ? [] : written.split("\n"));
+    if (generation !== "") {
+      this.copies.advance(tag, since, generation, written === "*" ? undefined : written === "" ? [] : written.split("\n"));
+      this.heldHolders.observe(tag, generation);
+    }
     // The script would now search the set the other way (HNSW or a scan).
     if ((size <= query.exactUpTo) !== scan) return { kind: "answered", answer: undefined };
     const attributes: JsonObject[] = [];
@@ -666,13 +691,25 @@ export class SlotIndex {
       const cosine = 2 * Number(String(reply[i + 1])) - 1;
       hits.push(attributes === "!" ? { productId, cosine, attributes: {}, failsFilters: true } : { productId, cosine, attributes: attributesOf(attributes) });
     }
-    const holders = lexical && i + 1 < reply.length ? await this.scoredHolders(tag, lexical, String(reply[i + 1])) : [];
+    const holderLines = lexical && i + 1 < reply.length ? String(reply[i + 1]) : undefined;
+    const holders = holderLines !== undefined ? await this.scoredHolders(tag, lexical!, holderLines) : [];
     if (holders === "vocabulary") return { kind: "vocabulary" };
     const moreCommonHolders = lexical !== undefined && Number(reply[i]) === 1;
     const commonWords = lexical && i + 2 < reply.length && String(reply[i + 2]) !== "" ? String(reply[i + 2]).split("\n") : [];
     this.facts.learn(tag, size, commonWords);
     const generation = String(reply[6]);
-    return { kind: "ok", size, exact: mode !== 0, current, hits, lexical: holders, moreCommonHolders, commonWords, ...(generation === "" ? {} : { generation }) };
+    return {
+      kind: "ok",
+      size,
+      exact: mode !== 0,
+      current,
+      hits,
+      lexical: holders,
+      moreCommonHolders,
+      commonWords,
+      ...(generation === "" ? {} : { generation }),
+      ...(holderLines === undefined ? {} : { holderLines }),
+    };
   }
 
   /**
