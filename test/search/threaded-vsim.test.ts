@@ -473,6 +473,19 @@ describe("the holders of a query's words, held as of their build's generation", 
       expect(await calls(tag, ask)).toEqual({ scripts: 0, vsims: 1 });
       expect(comparable(answer!)).toEqual(comparable(await scripted.query(tag, query)));
 
+      // Other words, and other vectors with them: each set of words named once by the script,
+      // then held, hit for hit and holder for holder the script's answer.
+      const cases = [["brand3"], ["every"], ["every", "brand5", "w17"], ["brand9", "w101"]].map((words) => ({ ...query, lexical: { ...query.lexical!, words } }));
+      for (const c of cases) await index.query(tag, c);
+      const asked = cases.flatMap((c) => Array.from({ length: 5 }, () => {
+        const vector = randomUnit(random, DIM);
+        const half = DIM / 2;
+        return { ...c, vector, lexical: { ...c.lexical, visual: vector.slice(0, half), text: vector.slice(half) } };
+      }));
+      const answers: IndexAnswer[] = [];
+      expect(await calls(tag, async () => { for (const q of asked) answers.push(await index.query(tag, q)); })).toEqual({ scripts: 0, vsims: asked.length });
+      for (const [k, q] of asked.entries()) expect(comparable(answers[k]!), `query ${k}`).toEqual(comparable(await scripted.query(tag, q)));
+
       // A new holder of "brand7" at the query's own vector: the nearest element, and a holder.
       await index.upsert(tag, [{ productId: "p-new", vector, attributes: { n: -1, rank: "NO_BOOST" }, words: ["brand7"] }]);
       // The holders held are found stale after the VSIM: asked again with the script.

@@ -403,7 +403,9 @@ export class SlotIndex {
    * since, and a query whose nearest elements are all held takes that one round trip. The same
    * answer as QUERY_SCRIPT's alone, or undefined when it cannot be told to be (a rebuild since the
    * first call, a common word not known to widen the VSIM, a set now searched the other way,
-   * filters on a build with field postings): then the caller asks QUERY_SCRIPT.
+   * filters on a build with field postings): then the caller asks QUERY_SCRIPT. With the words'
+   * holders held as of the copies' generation (held-holders.ts; `useHeld`), QUERY_SCRIPT is not
+   * sent ahead, and a check that shows a write since asks the query again without them.
    */
   private async queryThreaded(tag: string, query: IndexQuery, scan: boolean, useHeld = true): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
