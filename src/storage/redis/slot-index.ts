@@ -427,8 +427,8 @@ export class SlotIndex {
     let nearest: ThreadedNearest | undefined;
     // The words' holders held as of the copies' generation (held-holders.ts): the check after the
     // VSIM tells whether they still are.
-    const wordsKey = lexical && check && useHeld ? heldHoldersKey(lexical) : undefined;
-    const heldWords = wordsKey !== undefined ? this.heldHolders.get(tag, wordsKey, held!) : undefined;
+    const wordsKey = lexical && this.heldHolders.enabled ? heldHoldersKey(lexical) : undefined;
+    const heldWords = wordsKey !== undefined && check && useHeld ? this.heldHolders.get(tag, wordsKey, held!) : undefined;
     // Asked for no nearest elements, the script needs no query vector; without field postings it
     // leaves filters to the caller, holders included.
     const words = lexical && !heldWords
@@ -439,8 +439,8 @@ export class SlotIndex {
       : undefined;
     if (words?.kind === "written") return undefined;
     if (words && words.kind !== "ok") return words;
-    if (words?.generation !== undefined && words.holderLines !== undefined) {
-      this.heldHolders.set(tag, heldHoldersKey(lexical!), words.generation, {
+    if (wordsKey !== undefined && words?.generation !== undefined && words.holderLines !== undefined) {
+      this.heldHolders.set(tag, wordsKey, words.generation, {
         lines: words.holderLines,
         more: words.moreCommonHolders,
         commonWords: words.commonWords ?? [],
