@@ -64,7 +64,7 @@ import type { ApiApp } from "../src/apps/api/api-app.js";
 import type { Config } from "../src/config/index.js";
 import { API_KEY_HEADER } from "../src/rpc/headers.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
-import { LEXICAL_LIMITS, lexicalWords } from "../src/search/index.js";
+import { hnswMFor, LEXICAL_LIMITS, lexicalWords } from "../src/search/index.js";
 import { LexicalVocabulary, lexicalSimilarity } from "../src/search/lexical.js";
 import { matchesFilters } from "../src/search/filters.js";
 import { elementVector, queryVector, scoreFromDots } from "../src/search/vector-layout.js";
@@ -925,7 +925,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
 
     console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
-    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${config.search.hnswM}, VSIM connections ${config.search.vsimConnections}]`;
+    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${hnswMFor(config.search.hnswM, config.search.hnswLargeFrom, Math.ceil(n / options.parts))}, VSIM connections ${config.search.vsimConnections}]`;
     console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
     console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
     console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
@@ -1024,7 +1024,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv, shared?: 
   const keyPrefix = shared?.of.keyPrefix ?? `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = shared?.of.adminKey ?? `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_FILTER_LEARNING", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_HNSW_M_LARGE_FROM", "SEARCH_PART_SIZE", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_FILTER_LEARNING", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -1167,7 +1167,9 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const written = await lock.exclusively(catalogId, 60_000, async () => {
     const [result] = await app.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
     leftInQueue = (result as { affectedRows: number }).affectedRows;
-    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000), options.parts);
+    // The M a sync's rebuild of this catalog would choose (index-sync.ts).
+    const m = hnswMFor(bench.config.search.hnswM, bench.config.search.hnswLargeFrom, Math.ceil(n / options.parts));
+    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000), { parts: options.parts, m });
   });
   if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
   const loadIndexMs = performance.now() - indexStarted;

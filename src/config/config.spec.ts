@@ -74,13 +74,15 @@ describe("SEARCH_VSIM_CONNECTIONS", () => {
 });
 
 describe("SEARCH_HNSW_M", () => {
-  it("is 16, Redis's default, when not set", () => {
-    expect(loadConfig({}).search.hnswM).toBe(16);
+  it("is auto (by each set's size, from 100,000) when not set, or one whole number", () => {
+    expect(loadConfig({}).search).toMatchObject({ hnswM: "auto", hnswLargeFrom: 100_000 });
     expect(loadConfig({ SEARCH_HNSW_M: "32" }).search.hnswM).toBe(32);
+    expect(loadConfig({ SEARCH_HNSW_M: "auto", SEARCH_HNSW_M_LARGE_FROM: "250000" }).search).toMatchObject({ hnswM: "auto", hnswLargeFrom: 250_000 });
   });
 
-  it("rejects anything but a whole number from 4 to 64, naming the variable", () => {
-    for (const bad of ["3", "65", "16.5", "many"]) expect(() => loadConfig({ SEARCH_HNSW_M: bad }), bad).toThrow(/SEARCH_HNSW_M/);
+  it("rejects anything but auto or a whole number from 4 to 64, naming the variable", () => {
+    for (const bad of ["3", "65", "16.5", "many", "AUTO"]) expect(() => loadConfig({ SEARCH_HNSW_M: bad }), bad).toThrow(/SEARCH_HNSW_M/);
+    for (const bad of ["0", "-5", "1.5", "lots"]) expect(() => loadConfig({ SEARCH_HNSW_M_LARGE_FROM: bad }), bad).toThrow(/SEARCH_HNSW_M_LARGE_FROM/);
   });
 });
 

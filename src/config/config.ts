@@ -1,6 +1,7 @@
 import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import type { HnswMSetting } from "../search/hnsw-links.js";
 
 /** Everything the service reads from its environment, validated once at start-up. */
 export interface Config {
@@ -61,8 +62,10 @@ export interface SearchConfig {
   exactUpTo: number;
   /** HNSW search breadth (VSIM EF); larger is slower and finds more of the true nearest. */
   ef: number;
-  /** HNSW links per node (VADD M) of the builds begun from now on: more recall at a given EF, for memory and speed. */
-  hnswM: number;
+  /** HNSW links per node (VADD M) of the builds begun from now on, or "auto" by each set's size: more recall at a given EF, for memory and speed. */
+  hnswM: HnswMSetting;
+  /** With hnswM "auto", sets built for more products than this get M 32, others 16. */
+  hnswLargeFrom: number;
   /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
   lexical: boolean;
   /** Every holder of a word held by at most this many products is scored; of a more common word, its first few (README "Lexical matching at scale"). */
@@ -154,7 +157,9 @@ const schema = z.object({
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
   // Redis accepts 4-4096; past 64 a node's links outweigh its 203 floats many times over.
-  SEARCH_HNSW_M: z.coerce.number().int().min(4).max(64).default(16),
+  SEARCH_HNSW_M: z.union([z.literal("auto"), z.coerce.number().int().min(4).max(64)]).default("auto"),
+  // README "HNSW's graph": where M 16's recall falls below 0.95 at SEARCH_EF 250.
+  SEARCH_HNSW_M_LARGE_FROM: z.coerce.number().int().min(1).default(100_000),
   SEARCH_LEXICAL: z.enum(["on", "off"]).default("on"),
   // As low as the ranked sets go (storage/redis RANKED_FROM): README "Lexical matching at scale".
   SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(128),
@@ -240,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       exactUpTo: e.SEARCH_EXACT_UP_TO,
       ef: e.SEARCH_EF,
       hnswM: e.SEARCH_HNSW_M,
+      hnswLargeFrom: e.SEARCH_HNSW_M_LARGE_FROM,
       lexical: e.SEARCH_LEXICAL === "on",
       lexicalMaxHolders: e.SEARCH_LEXICAL_MAX_HOLDERS,
       filterPostings: e.SEARCH_FILTER_POSTINGS === "on",

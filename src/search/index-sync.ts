@@ -8,6 +8,8 @@ import type { Logger } from "../logging/index.js";
 import type { IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
 import { lexicalWords } from "./lexical.js";
 import { elementVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
+import { hnswMFor } from "./hnsw-links.js";
+import type { HnswMSetting } from "./hnsw-links.js";
 import { visualSpaceVersion } from "./visual-space.js";
 import type { StoredMap, VisualSpace, VisualSpaces } from "./visual-space.js";
 
@@ -25,6 +27,10 @@ export const MAX_INDEX_PARTS = 64;
 export interface IndexSyncOptions {
   /** A rebuild splits the catalog's index into sets of at most about this many products. */
   partSize: number;
+  /** HNSW links a node of a rebuild's sets: one M, or "auto" by the size each set is built for (hnsw-links.ts). */
+  hnswM: HnswMSetting;
+  /** With hnswM "auto", sets built for more products than this get LARGE_SET_M. */
+  hnswLargeFrom: number;
 }
 
 export interface SyncResult {
@@ -87,12 +93,14 @@ export class IndexSync {
       const current = await this.index.version(catalogId);
       if (options.rebuild || current !== version) {
         const started = performance.now();
+        const size = await this.source.indexableCount(catalogId);
         // Asked for, or as many as the catalog's size needs, but never fewer than it has: a split
         // an operator asked for outlives the rebuilds a refit triggers.
-        parts = options.parts ?? (await this.partsFor(catalogId));
-        rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space), parts);
+        parts = options.parts ?? (await this.partsFor(catalogId, size));
+        const m = hnswMFor(this.options.hnswM, this.options.hnswLargeFrom, Math.ceil(size / parts));
+        rebuilt = await this.index.rebuild(catalogId, version, this.pages(catalogId, space), { parts, m });
         this.log.info(
-          { catalogId, products: rebuilt, parts, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
+          { catalogId, products: rebuilt, parts, m, from: current ?? null, to: version, ms: Math.round(performance.now() - started) },
           "vector index rebuilt from MySQL",
         );
       }
@@ -101,8 +109,8 @@ export class IndexSync {
     });
   }
 
-  private async partsFor(catalogId: string): Promise<number> {
-    const needed = Math.ceil((await this.source.indexableCount(catalogId)) / this.options.partSize);
+  private async partsFor(catalogId: string, size: number): Promise<number> {
+    const needed = Math.ceil(size / this.options.partSize);
     return Math.min(MAX_INDEX_PARTS, Math.max(await this.index.parts(catalogId), needed));
   }
 

@@ -123,16 +123,21 @@ export interface VocabularyRead {
   words: string[];
 }
 
+/** How a rebuild lays the catalog's index out. */
+export interface IndexBuild {
+  /** Above 1: split into that many sets, which queries search at once and merge. */
+  parts?: number;
+  /** HNSW links a node (hnsw-links.ts) of every set of the build, kept for its life; the index's default when unset. */
+  m?: number;
+}
+
 /** One catalog's nearest-neighbour index over element vectors (see vector-layout.ts). */
 export interface VectorIndex {
   query(catalogId: string, query: IndexQuery): Promise<IndexAnswer>;
   upsert(catalogId: string, entries: readonly IndexEntry[]): Promise<void>;
   remove(catalogId: string, productIds: readonly string[]): Promise<void>;
-  /**
-   * Replaces the whole set with these entries, atomically for readers, and records the version.
-   * `parts` above 1 splits it into that many sets, which queries search at once and merge.
-   */
-  rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, parts?: number): Promise<number>;
+  /** Replaces the whole set with these entries, atomically for readers, and records the version. */
+  rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, build?: IndexBuild): Promise<number>;
   /** How many sets the catalog's index is split into (1: not split, or no index). */
   parts(catalogId: string): Promise<number>;
   /**

@@ -321,7 +321,7 @@ describe("a catalog split into parts", () => {
 
   beforeAll(async () => {
     // The products as the tests above left them.
-    await index.rebuild(splitCatalog, VERSION, pages([...byId.values()]), 2);
+    await index.rebuild(splitCatalog, VERSION, pages([...byId.values()]), { parts: 2 });
   }, 120_000);
 
   afterAll(async () => {

@@ -1,9 +1,10 @@
-// HNSW's M (SEARCH_HNSW_M; src/storage/redis/slot-index.ts) on the run's real Redis (one server,
-// or the cluster in the "cluster" project). Redis makes a vector set with the M of its first VADD
-// and refuses every later VADD that asks another, a missing M counting as its default 16. So each
-// build keeps the M it was begun with: processes configured otherwise (a deploy that changed it,
-// two API processes mid-rollout) keep writing to it, its value sets included, and the new M takes
-// effect at each catalog's next rebuild, split or not.
+// HNSW's M (SEARCH_HNSW_M; src/search/hnsw-links.ts chooses it, src/storage/redis/slot-index.ts
+// keeps it) on the run's real Redis (one server, or the cluster in the "cluster" project). Redis
+// makes a vector set with the M of its first VADD and refuses every later VADD that asks another, a
+// missing M counting as its default 16. So each build keeps the M it was begun with: processes
+// configured otherwise (a deploy that changed it, two API processes mid-rollout) keep writing to
+// it, its value sets included, and a new M takes effect at each catalog's next rebuild, split or
+// not. By default ("auto") a rebuild chooses it by the size each set is built for.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/catalogs/index.js";
@@ -15,6 +16,7 @@ import { redisEnv } from "../support/test-server.js";
 import { randomUnit, seededRandom } from "../support/random.js";
 import { asIndexed, createCatalog, expectHits, openText, postProducts, processProducts, ranking, serve, storedMap, syntheticProducts, textQuery } from "../support/search-fixture.js";
 import { pages } from "../support/index-pages.js";
+import { restClient } from "../support/rest-client.js";
 
 const DIM = 16;
 const VERSION = "hnsw-m-test|v1|";
@@ -31,14 +33,14 @@ function entries(from: number, count: number): IndexEntry[] {
   return Array.from({ length: count }, (_, k) => ({ productId: `p${from + k}`, vector: randomUnit(random, DIM), attributes: attributesOf(from + k), words: [`w${(from + k) % 7}`] }));
 }
 
-/** An index as a process configured with `m` (undefined: the setting left out) would open it. */
-function indexWith(m: number | undefined): RedisVectorIndex {
-  return new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, m, filterPostings: true, valueSetFields: ["section"] });
+/** An index as a process would open it; each rebuild names its M (none: Redis's default). */
+function openIndex(): RedisVectorIndex {
+  return new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, filterPostings: true, valueSetFields: ["section"] });
 }
 
 /** The M Redis built each of the catalog's vector sets with (its sets, its parts' sets, their value sets). */
-async function setMs(catalogId: string): Promise<{ sets: number; values: number; ms: number[] }> {
-  const keys = await keysMatching(redis, `${prefix}{${catalogId}*`);
+async function setMs(catalogId: string, keyPrefix = prefix): Promise<{ sets: number; values: number; ms: number[] }> {
+  const keys = await keysMatching(redis, `${keyPrefix}{${catalogId}*`);
   const vectors = keys.filter((k) => k.endsWith("}:vectors"));
   const values = keys.filter((k) => k.includes(":fv:"));
   const ms = await Promise.all([...vectors, ...values].map(async (key) => hnswM(await redis.call("VINFO", key))));
@@ -70,60 +72,61 @@ afterAll(async () => {
 });
 
 describe("HNSW's M", () => {
-  it("is each build's own: writes from a process configured otherwise keep to it, and a rebuild takes the new one", async () => {
+  it("is each build's own: writes from any process keep to it, and a rebuild takes the one it names", async () => {
     const catalogId = `m-${randomBytes(4).toString("hex")}`;
-    const before = indexWith(undefined);
-    const after = indexWith(32);
+    const writer = openIndex();
+    const other = openIndex();
     const first = entries(0, 1200);
-    await before.rebuild(catalogId, VERSION, pages(first));
+    await writer.rebuild(catalogId, VERSION, pages(first));
     expect(await setMs(catalogId)).toEqual({ sets: 1, values: 3, ms: [16] });
 
-    // Three write pipelines and value sets, from a process that would build with 32.
+    // Three write pipelines and value sets, from another process.
     const added = entries(5000, 1100);
-    await after.upsert(catalogId, added);
+    await other.upsert(catalogId, added);
     expect(await setMs(catalogId)).toEqual({ sets: 1, values: 3, ms: [16] });
-    await findsEach(after, catalogId, added.slice(0, 20));
+    await findsEach(other, catalogId, added.slice(0, 20));
 
-    await after.rebuild(catalogId, VERSION, pages([...first, ...added]));
+    await other.rebuild(catalogId, VERSION, pages([...first, ...added]), { m: 32 });
     expect(await setMs(catalogId)).toEqual({ sets: 1, values: 3, ms: [32] });
-    // And the other way: a process still configured with the default writes with 32 now.
+    // And the other way: the first process, which built with 16, writes with 32 now.
     const late = entries(9000, 600);
-    await before.upsert(catalogId, late);
+    await writer.upsert(catalogId, late);
     expect(await setMs(catalogId)).toEqual({ sets: 1, values: 3, ms: [32] });
-    await findsEach(before, catalogId, late.slice(0, 20));
-    await before.drop(catalogId);
+    await findsEach(writer, catalogId, late.slice(0, 20));
+    await writer.drop(catalogId);
   });
 
   it("takes Redis's default for a build from before builds recorded their M", async () => {
     const catalogId = `m-${randomBytes(4).toString("hex")}`;
-    await indexWith(undefined).rebuild(catalogId, VERSION, pages(entries(0, 300)));
+    const index = openIndex();
+    await index.rebuild(catalogId, VERSION, pages(entries(0, 300)));
     // As such a build's meta reads: no m.
     expect(await redis.hdel(`${prefix}{${catalogId}}:meta`, "m")).toBe(1);
     const added = entries(300, 50);
-    await indexWith(48).upsert(catalogId, added);
+    await index.upsert(catalogId, added);
     expect(await setMs(catalogId)).toEqual({ sets: 1, values: 3, ms: [16] });
-    await findsEach(indexWith(48), catalogId, added.slice(0, 10));
-    await indexWith(48).drop(catalogId);
+    await findsEach(index, catalogId, added.slice(0, 10));
+    await index.drop(catalogId);
   });
 
   it("is each part's own in a split catalog, and a set made again after an empty build keeps the build's", async () => {
     const catalogId = `m-${randomBytes(4).toString("hex")}`;
-    const wide = indexWith(24);
+    const wide = openIndex();
     const list = entries(0, 900);
-    await wide.rebuild(catalogId, VERSION, pages(list), 3);
+    await wide.rebuild(catalogId, VERSION, pages(list), { parts: 3, m: 24 });
     expect(await setMs(catalogId)).toEqual({ sets: 3, values: 9, ms: [24] });
     const added = entries(2000, 200);
-    await indexWith(undefined).upsert(catalogId, added);
+    await openIndex().upsert(catalogId, added);
     expect(await setMs(catalogId)).toEqual({ sets: 3, values: 9, ms: [24] });
     await findsEach(wide, catalogId, added.slice(0, 10));
 
     // An empty build leaves no set; the first write after it makes one with that build's M.
-    await wide.rebuild(catalogId, VERSION, pages([]));
+    await wide.rebuild(catalogId, VERSION, pages([]), { m: 24 });
     expect(await setMs(catalogId)).toEqual({ sets: 0, values: 0, ms: [] });
     const fresh = entries(4000, 10);
-    await indexWith(undefined).upsert(catalogId, fresh);
+    await openIndex().upsert(catalogId, fresh);
     expect((await setMs(catalogId)).ms).toEqual([24]);
-    await indexWith(40).upsert(catalogId, entries(4100, 10));
+    await openIndex().upsert(catalogId, entries(4100, 10));
     await findsEach(wide, catalogId, fresh);
     await wide.drop(catalogId);
   });
@@ -148,6 +151,40 @@ describe("SEARCH_HNSW_M in the service", () => {
       const keys = await keysMatching(s.server.app.redis, `${s.server.config.redis.keyPrefix}{${catalogId}}:vectors`);
       expect(keys.length).toBe(1);
       expect(hnswM(await s.server.app.redis.call("VINFO", keys[0]!))).toBe(20);
+    } finally {
+      await s.server.close();
+      await text.close();
+    }
+  });
+
+  it("by default chooses 32 for a set built for more than SEARCH_HNSW_M_LARGE_FROM products, 16 for smaller sets", { timeout: 300_000 }, async () => {
+    const text = await openText();
+    // The default's rule at a size a test can build: 40 products in one set are a large set.
+    const s = await serve({ SEARCH_HNSW_M_LARGE_FROM: "30", SEARCH_EXACT_UP_TO: "10" });
+    try {
+      expect(s.server.config.search.hnswM).toBe("auto");
+      const catalogId = await createCatalog(s, "hnsw-m-auto");
+      const specs = syntheticProducts(text, 40, { seed: 6 });
+      await postProducts(s, catalogId, specs);
+      await processProducts(s, specs);
+      const query = "blue shirt";
+      const search = () => s.api.post("/search", { organizationId: s.org, catalogId, query, topK: 10, visual_weight: 0.5, similarity_threshold: 0 });
+      const expected = ranking(await storedMap(s, catalogId), asIndexed(specs), textQuery(text, query), 0.5).filter((h) => h.score >= 0).slice(0, 10);
+      expect(expected.length).toBe(10);
+      const first = await search();
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expectHits(first.body.results, expected, query);
+      expect(await setMs(catalogId, s.server.config.redis.keyPrefix)).toMatchObject({ sets: 1, ms: [32] });
+
+      // Split in two: 20 products a set, at most the threshold.
+      const admin = restClient(s.server.restUrl, s.server.adminKey);
+      const res = await admin.post(`/organizations/${s.org}/catalogs/${catalogId}/reindex`, { parts: 2 });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({ indexed: 40, parts: 2 });
+      expect(await setMs(catalogId, s.server.config.redis.keyPrefix)).toMatchObject({ sets: 2, ms: [16] });
+      const again = await search();
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expectHits(again.body.results, expected, query);
     } finally {
       await s.server.close();
       await text.close();

@@ -295,7 +295,7 @@ describe("filters learned without field postings", () => {
 
   it("learns each part of a split catalog, the merged answer is exact, and each part's set follows the writes to it", async () => {
     const split = `${catalogId}-split`;
-    await index.rebuild(split, VERSION, pages(entries), 2);
+    await index.rebuild(split, VERSION, pages(entries), { parts: 2 });
     try {
       const filters: MetadataFilter[] = [{ field: "shop", operator: "eq", value: "s42" }];
       // One filter is learned at a time: the second part on an ask after the first's.

@@ -380,7 +380,7 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
 
   it("says when a split catalog scanned a part whose approximate search came up short, so that the searcher remembers the filter", async () => {
     const split = `${catalogId}-split`;
-    await threaded.rebuild(split, VERSION, pages(large), 2);
+    await threaded.rebuild(split, VERSION, pages(large), { parts: 2 });
     try {
       const ask = async (filters: IndexQuery["filters"]) => {
         const query = { ...queryOf(randomUnit(random, DIM), []), filters, count: 2 * COUNT };

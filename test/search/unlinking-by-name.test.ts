@@ -54,9 +54,9 @@ const keysOf = async (catalogId: string) => [...(await keysMatching(redis, `${pr
 
 /** A catalog with its current build, written to since it became current, and a build abandoned halfway. */
 async function catalogWithHistory(catalogId: string, parts: number): Promise<void> {
-  await index.rebuild(catalogId, VERSION, pages(products, 200), parts);
+  await index.rebuild(catalogId, VERSION, pages(products, 200), { parts });
   await index.upsert(catalogId, products.slice(0, 5));
-  await expect(index.rebuild(catalogId, VERSION, failing(), parts)).rejects.toThrow("the source failed");
+  await expect(index.rebuild(catalogId, VERSION, failing(), { parts })).rejects.toThrow("the source failed");
 }
 
 describe("dropping a catalog's index", () => {
@@ -79,7 +79,7 @@ describe("dropping a catalog's index", () => {
 
   it("unlinks a split catalog's parts by name: the current layout's, a re-split's previous one's and an abandoned split's", async () => {
     const catalogId = `drop-s-${randomBytes(3).toString("hex")}`;
-    await index.rebuild(catalogId, VERSION, pages(products, 200), 2);
+    await index.rebuild(catalogId, VERSION, pages(products, 200), { parts: 2 });
     const first = await redis.hget(`${prefix}{${catalogId}}:meta`, "parts");
     // Re-split in 3: the 2 parts go as the new layout is committed; then a split that fails.
     await catalogWithHistory(catalogId, 3);

@@ -345,7 +345,7 @@ describe("value sets of a catalog split into parts", () => {
   const manyById = new Map(many.map((e) => [e.productId, e]));
 
   beforeAll(async () => {
-    await index.rebuild(splitId, VERSION, pages(many), 2);
+    await index.rebuild(splitId, VERSION, pages(many), { parts: 2 });
   }, 180_000);
   afterAll(async () => {
     await index?.drop(splitId);

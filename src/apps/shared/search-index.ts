@@ -31,7 +31,6 @@ export function createSearchIndex(
   const index = new RedisVectorIndex(redis, {
     keyPrefix: config.redis.keyPrefix,
     ef: config.search.ef,
-    m: config.search.hnswM,
     filterPostings: config.search.filterPostings,
     valueSetFields: config.search.valueSetFields,
     holderCacheEntries: config.search.holderCacheEntries,
@@ -44,6 +43,10 @@ export function createSearchIndex(
     vsimConnections,
   });
   const spaces = new VisualSpaces(text);
-  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log, { partSize: config.search.partSize });
+  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log, {
+    partSize: config.search.partSize,
+    hnswM: config.search.hnswM,
+    hnswLargeFrom: config.search.hnswLargeFrom,
+  });
   return { index, spaces, sync };
 }

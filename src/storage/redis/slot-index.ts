@@ -39,11 +39,6 @@ export interface RedisVectorIndexOptions {
   /** HNSW search breadth; raised to the requested count when that is larger. */
   ef: number;
   /**
-   * HNSW links per node (VADD's M) of the builds begun from now on; each build keeps its own, so
-   * a change takes effect at each catalog's next rebuild. Redis's default, 16, when unset.
-   */
-  m?: number;
-  /**
    * Keep field postings and a copy of every element and its attributes beside the set, so that
    * selective eq/in filters are answered by scoring their few candidates exactly (README:
    * "Filtered search"). About 1.6 KB more Redis memory per product; off by default.
@@ -855,8 +850,8 @@ export class SlotIndex {
     }
   }
 
-  async rebuild(tag: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>): Promise<number> {
-    const build = await this.beginBuild(tag);
+  async rebuild(tag: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, m?: number): Promise<number> {
+    const build = await this.beginBuild(tag, m);
     let count = 0;
     for await (const page of pages) {
       await build.add(page);
@@ -866,7 +861,8 @@ export class SlotIndex {
     return count;
   }
 
-  async beginBuild(tag: string): Promise<SlotBuild> {
+  /** A build aside, with HNSW's `m` (Redis's default, 16, when unset) for its life. */
+  async beginBuild(tag: string, hnswM?: number): Promise<SlotBuild> {
     // Built aside and switched to at once: readers see the old set and words until the new ones are
     // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
     const building = this.buildingKey(tag);
@@ -881,7 +877,7 @@ export class SlotIndex {
     const valueSetFields = this.options.filterPostings ? (this.options.valueSetFields ?? []) : [];
     if (valueSetFields.length > 0) await this.redis.set(`${this.lexicalPrefix(tag)}${build}:valuesets`, valueSetFields.map(tokenHead).join("\n"));
     // Fixed for the build's life: its sets are made with it, and every later write must repeat it.
-    const m = this.options.m ?? DEFAULT_HNSW_M;
+    const m = hnswM ?? DEFAULT_HNSW_M;
     return {
       add: (entries) => this.add(tag, building, build, entries, m),
       commit: async (version, count) => {

@@ -12,7 +12,7 @@ import type { RedisClient } from "./connection.js";
 import { byCosine } from "./best-hits.js";
 import { SlotIndex } from "./slot-index.js";
 import type { RedisVectorIndexOptions } from "./slot-index.js";
-import type { IndexAnswer, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
+import type { IndexAnswer, IndexBuild, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
 
 export type { RedisVectorIndexOptions } from "./slot-index.js";
 
@@ -142,18 +142,18 @@ export class RedisVectorIndex implements VectorIndex {
     return this.slots.settled();
   }
 
-  async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, parts = 1): Promise<number> {
+  async rebuild(catalogId: string, version: string, pages: AsyncIterable<readonly IndexEntry[]>, { parts = 1, m }: IndexBuild = {}): Promise<number> {
     const before = await this.currentLayout(catalogId);
     let count: number;
     let generation: string | undefined;
     if (parts <= 1) {
-      count = await this.slots.rebuild(catalogId, version, pages);
+      count = await this.slots.rebuild(catalogId, version, pages, m);
     } else {
       generation = randomBytes(4).toString("hex");
       const layout = layoutOf(catalogId, `${generation}.${parts}`);
       // Named before its parts hold a key: dropped by name later, committed or not.
       await this.slots.noteSplit(catalogId, layout.name);
-      const builds = await Promise.all(layout.tags.map((tag) => this.slots.beginBuild(tag)));
+      const builds = await Promise.all(layout.tags.map((tag) => this.slots.beginBuild(tag, m)));
       const counts = layout.tags.map(() => 0);
       for await (const page of pages) {
         const groups = byPart(page, parts, (e) => e.productId);
