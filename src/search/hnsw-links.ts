@@ -1,8 +1,8 @@
 // HNSW's links a node (VADD's M) for a set, chosen by the size it is built for. More links find
 // more of the true nearest at the same search depth, for memory and time: at 100k elements M 16
-// already gives the service recall@10 0.95 at SEARCH_EF 250, past it recall falls (0.86 at 300k,
-// 0.74 at 1M in two sets of 500,000), where M 32 gives 0.92 and 0.90 for about 300 B of Redis a
-// product, a VSIM 16-28% slower and index writes a fifth slower (README "HNSW's graph").
+// already gives the service recall@10 0.95 at SEARCH_EF 250, past it recall falls (0.85-0.86 at
+// 300k, 0.74 at 1M in two sets of 500,000), where M 32 gives 0.92 and 0.90 for about 300 B of Redis
+// a product, a VSIM 16-64% slower and index writes 21-29% slower (README "HNSW's graph").
 
 /** SEARCH_HNSW_M: one M for every build, or "auto" (by the set's size). */
 export type HnswMSetting = number | "auto";

@@ -861,8 +861,8 @@ export class SlotIndex {
     return count;
   }
 
-  /** A build aside, with HNSW's `m` (Redis's default, 16, when unset) for its life. */
-  async beginBuild(tag: string, hnswM?: number): Promise<SlotBuild> {
+  /** A build aside, with HNSW's `m` for its life (fixed: its sets are made with it, and every later write must repeat it). */
+  async beginBuild(tag: string, m = DEFAULT_HNSW_M): Promise<SlotBuild> {
     // Built aside and switched to at once: readers see the old set and words until the new ones are
     // whole. The lexical keys of a new build id need no renaming; the meta hash names the build.
     const building = this.buildingKey(tag);
@@ -876,8 +876,6 @@ export class SlotIndex {
     // sets (lexical-script.ts), whatever that process was configured with.
     const valueSetFields = this.options.filterPostings ? (this.options.valueSetFields ?? []) : [];
     if (valueSetFields.length > 0) await this.redis.set(`${this.lexicalPrefix(tag)}${build}:valuesets`, valueSetFields.map(tokenHead).join("\n"));
-    // Fixed for the build's life: its sets are made with it, and every later write must repeat it.
-    const m = hnswM ?? DEFAULT_HNSW_M;
     return {
       add: (entries) => this.add(tag, building, build, entries, m),
       commit: async (version, count) => {
