@@ -3,12 +3,13 @@
 // against latency, for filters matching 10%, 1% and 0.1% of the set and a combination of two.
 // The numbers behind the strategy the service uses (README: "Filtered search").
 //
-//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef|expr]
+//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef|expr] [--m 16]
 //
 // --redis-url keeps the loaded set between runs in a Redis 8 started for this alone (npm run redis8;
 // it is FLUSHALLed when it does not hold the set yet); the default starts one for the run.
 // --variants focused: small-EF FILTER and post-filter variants; ef: the walk's depth alone; expr:
-// the service's expression (filter-expression.ts) against the bare comparison.
+// the service's expression (filter-expression.ts) against the bare comparison. --m: HNSW's links per
+// node (VADD ... M), as the service picks by a set's size (hnsw-links.ts).
 //
 // Data: N elements of the service's layout (elementVector, 203 dims, NOQUANT, SETATTR) around 200
 // random clusters; attributes independent of the vectors (the hard case for in-graph filtering):
@@ -25,9 +26,11 @@ import { randomUnit, seededRandom } from "../test/support/random.js";
 import { vectorToBytes as fp32 } from "../src/storage/index.js";
 import { redisFilterExpression } from "../src/storage/redis/filter-expression.js";
 
-const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" } } });
+const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" }, m: { type: "string", default: "16" } } });
 const N = Number(values.n);
 const Q = Number(values.queries);
+const M = values.m;
+if (!/^\d+$/.test(M) || Number(M) < 4 || Number(M) > 64) throw new Error(`--m must be a whole number from 4 to 64 (as SEARCH_HNSW_M), got ${M}`);
 const DIMS = 100;
 const K = 10;
 const random = seededRandom(7);
@@ -152,17 +155,18 @@ async function main(): Promise<void> {
   const redis = new Redis(values["redis-url"] ?? server!.url);
   try {
     const started = performance.now();
-    const loaded = Number(await redis.call("VCARD", "v")) === N;
+    const vinfo = ((await redis.call("VINFO", "v")) ?? []) as unknown[];
+    const loaded = Number(await redis.call("VCARD", "v")) === N && Number(vinfo[vinfo.indexOf("hnsw-m") + 1]) === Number(M);
     if (!loaded) await redis.flushall();
     for (let s = 0; s < (loaded ? 0 : N); s += 500) {
       const p = redis.pipeline();
       for (let i = s; i < Math.min(N, s + 500); i++) {
-        p.call("VADD", "v", "FP32", fp32(elements.subarray(i * width, (i + 1) * width)), `p${i}`, "NOQUANT", "SETATTR", JSON.stringify(attrs[i]));
+        p.call("VADD", "v", "FP32", fp32(elements.subarray(i * width, (i + 1) * width)), `p${i}`, "CAS", "NOQUANT", "M", M, "SETATTR", JSON.stringify(attrs[i]));
         for (const field of ["section", "shop", "line", "colour"]) p.sadd(`f:${field}:${attrs[i]![field]}`, `p${i}`);
       }
       await p.exec();
     }
-    console.log(`N ${N}: loaded in ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    console.log(`N ${N}, M ${M}: loaded in ${((performance.now() - started) / 1000).toFixed(0)} s; load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
     const candidates = (await redis.script("LOAD", CANDIDATES)) as string;
     const luaDot = (await redis.script("LOAD", CANDIDATES_LUA_DOT)) as string;
 

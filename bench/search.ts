@@ -4,7 +4,8 @@
 //   npm run bench:search -- [--n 10000,100000] [--queries 500] [--warmup 100] [--concurrency 8]
 //                           [--ef-sweep 50,100,200,400] [--redis-port 0] [--load-concurrency 2]
 //                           [--mysql-url mysql://root@127.0.0.1:3306] [--cluster] [--filters] [--brands 200]
-//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs] [--cpu-profile <dir>] [--scripted-door]
+//                           [--parts 1] [--import-rate 100] [--filter-cases shop,pairs] [--filter-ef-sweep 25,40,100]
+//                           [--cpu-profile <dir>] [--scripted-door]
 //
 // Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
 // commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
@@ -22,7 +23,9 @@
 // Then a filter of one value and the pairs again during an import: products written again at
 // --import-rate products/s (0: not run; 100 by default, about what image processing feeds).
 // --filter-cases keeps only the filter rows whose label contains one of its comma-separated words
-// (a row measured again, build against build, without the others' ten minutes).
+// (a row measured again, build against build, without the others' ten minutes). --filter-ef-sweep
+// adds raw VSIM ... FILTER rows at 1 client at each listed EF (how shallow a filtered walk may go
+// on this catalog's graph: filter-shares.ts), beside the row at SEARCH_EF.
 //
 // --scripted-door adds a second service over the same database and index with
 // SEARCH_VSIM_CONNECTIONS=0 (every VSIM inside the query script): its grpc-js client joins the paired
@@ -719,6 +722,8 @@ interface Options {
   importRate: number;
   /** Words of which a filter row's label must contain one (empty: every row). */
   filterCases: string[];
+  /** EFs of extra raw VSIM ... FILTER rows (1 client) for each filter case. */
+  filterEfSweep: number[];
   /** A folder for V8 CPU profiles of the service (this process's main thread) during each wire run. */
   cpuProfileDir: string | undefined;
   /** Also ask a second service over the same stores with SEARCH_VSIM_CONNECTIONS=0 (paired, and at c clients). */
@@ -783,6 +788,7 @@ async function main(): Promise<void> {
       parts: { type: "string", default: "1" },
       "import-rate": { type: "string", default: "100" },
       "filter-cases": { type: "string", default: "" },
+      "filter-ef-sweep": { type: "string", default: "" },
       "cpu-profile": { type: "string" },
       "scripted-door": { type: "boolean", default: false },
     },
@@ -801,6 +807,7 @@ async function main(): Promise<void> {
     parts: Number(values.parts),
     importRate: Number(values["import-rate"]),
     filterCases: values["filter-cases"].split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    filterEfSweep: values["filter-ef-sweep"].split(",").map((s) => s.trim()).filter((s) => s !== "").map(Number),
     cpuProfileDir: values["cpu-profile"],
     scriptedDoor: values["scripted-door"],
     cacheDir: process.env.CACHE_DIR ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vitrine"),
@@ -809,6 +816,7 @@ async function main(): Promise<void> {
   // The catalog numbers each product's brand in a Uint16Array.
   if (!Number.isInteger(options.brands) || options.brands < 1 || options.brands > 65_535) throw new Error(`--brands must be an integer from 1 to 65535, got ${values.brands}`);
   if (!Number.isInteger(options.parts) || options.parts < 1) throw new Error(`--parts must be a positive integer, got ${values.parts}`);
+  if (options.filterEfSweep.some((ef) => !Number.isInteger(ef) || ef < 1)) throw new Error(`--filter-ef-sweep must list positive integers, got ${values["filter-ef-sweep"]}`);
   if (!(options.importRate >= 0)) throw new Error(`--import-rate must be 0 or more products/s, got ${values["import-rate"]}`);
 
   const runStarted = performance.now();
@@ -898,8 +906,8 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       sweep.push({ ef: e, recall: recallAt(r.results, queries.truth), s: r.s });
     }
     const lexical = await lexicalRuns(bench, loaded, runner, options);
-    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c, options.filterCases) : [];
-    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, { app, rate: options.importRate })));
+    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, options.filterEfSweep) : [];
+    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, [], { app, rate: options.importRate })));
 
     const recallRaw = recallAt(raw1.results, queries.truth);
     const recallService = recallAt(rest1.results, queries.scoreTruth);
@@ -1553,6 +1561,7 @@ async function filteredRuns(
   ef: number,
   c: number,
   only: readonly string[],
+  efSweep: readonly number[],
   during?: { app: ApiApp; rate: number },
 ): Promise<FilteredOutcome[]> {
   const { redisFilterExpression } = await import("../src/storage/redis/filter-expression.js");
@@ -1600,6 +1609,10 @@ async function filteredRuns(
     console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${outcome.recallRaw.toFixed(4)} (by vector), ` +
       `REST ${outcome.recallRest.toFixed(4)} (by the documented score; ${outcome.recallRestByVector.toFixed(4)} by vector)` +
       `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
+    for (const sweepEf of efSweep) {
+      const swept = await run({ ...task("raw", 1), filterExprs, ef: sweepEf }, `raw VSIM FILTER ${label} EF ${sweepEf} c=1`);
+      console.log(statLine(`  raw VSIM FILTER EF ${sweepEf}, 1 client`, swept.s, cpuNote(swept)) + `   recall@${TOP_K} ${recallAt(swept.results, truthF).toFixed(4)}`);
+    }
   }
   return filtered;
 }
