@@ -28,7 +28,7 @@ const TRICKY: string[] = [
   "red", "Red", "red ", "", " ", "röd", "赤", "Crème brûlée", "😀 emoji", "\u2028sep",
   'a"b', "a'b", `it's "quoted"`, "back\\slash", "trail\\", "\\", "\\\\", '\\"', "\\'", "\\u00e9",
   '" or 1 or "', "' or 1 or '", ") or (1", '") or (1 == 1) or ("', "] or [", ".label", "not", "null",
-  "1", "0", "25", "-3", "1e3",
+  "1", "0", "25", "-3", "1e3", "h42", "size 9", " .5", "+x",
   "new\nline", "tab\there", "cr\rhere", "nul\u0000byte", "bell\u0007", "form\ffeed", "lone\ud800",
 ];
 const NUMBERS = [0, 1, 25, 25.5, -3, 42, 1e21, -1.5e25, 5e-7, 1e-300, 9007199254740993];
@@ -115,7 +115,10 @@ interface Outcome {
   candidates: string[];
 }
 
-async function run(filterSets: readonly (readonly MetadataFilter[])[]): Promise<Outcome[]> {
+/** Every field taken for one holding strings only (the bare form wherever a value allows it): the superset must hold whatever the data. */
+const EVERY_FIELD_STRINGS: ReadonlySet<string> = new Set(FIELDS);
+
+async function run(filterSets: readonly (readonly MetadataFilter[])[], stringFields?: ReadonlySet<string>): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   const batch = 200;
   for (let start = 0; start < filterSets.length; start += batch) {
@@ -123,7 +126,7 @@ async function run(filterSets: readonly (readonly MetadataFilter[])[]): Promise<
     outcomes.push(
       ...(await Promise.all(
         part.map(async (filters) => {
-          const expr = redisFilterExpression(filters);
+          const expr = redisFilterExpression(filters, stringFields);
           const exact = ids.filter((id) => matchesFilters(filters, elements.get(id)!));
           let candidates: string[];
           try {
@@ -208,6 +211,30 @@ describe("redisFilterExpression against Redis 8", () => {
     expect(outcomes.filter((o) => o.expr?.includes(" and ")).length).toBeGreaterThan(200);
   });
 
+  it("returns a superset with eq and in pushed bare on every field (as if a sample had seen strings only), arrays and numbers included", async () => {
+    for (const filterSets of [singleFilters(), combinedFilters(1500)]) {
+      const outcomes = await run(filterSets, EVERY_FIELD_STRINGS);
+      expect(violations(outcomes)).toEqual([]);
+      // Not vacuous: many took the bare form, and some of those have true matches in arrays.
+      const bare = outcomes.filter((o) => o.expr !== undefined && !o.expr.includes("!=") && / == ["']/.test(o.expr));
+      expect(bare.length).toBeGreaterThan(100);
+      const inArrays = bare.filter((o) => o.exact.some((id) => Array.isArray(elements.get(id)![o.filters[0]!.field])));
+      expect(inArrays.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("returns exactly the matches for bare string eq and in on a string field", async () => {
+    const sets = TRICKY.flatMap((s) => [
+      parseFilters([{ field: "label", operator: "eq", value: s }]),
+      parseFilters([{ field: "label", operator: "in", value: [s, "no such label"] }]),
+    ]);
+    const outcomes = await run(sets, new Set(["label"]));
+    expect(violations(outcomes)).toEqual([]);
+    const bare = outcomes.filter((x) => x.expr !== undefined && !x.expr.includes("!="));
+    expect(bare.length).toBeGreaterThan(20);
+    for (const o of bare) expect({ expr: o.expr, got: o.candidates }).toEqual({ expr: o.expr, got: o.exact });
+  });
+
   it("returns exactly the matches for string eq and in on a string field: values cannot change the expression", async () => {
     const sets = TRICKY.flatMap((s) => [
       parseFilters([{ field: "label", operator: "eq", value: s }]),
@@ -252,6 +279,21 @@ describe("redisFilterExpression against Redis 8", () => {
       '(.t == 2 or (.t == "a" and .t != "") or "a" in .t or 2 in .t) and .t == .t',
     );
     expect(exprFor([{ field: "t", operator: "ne", value: "a" }])).toBeUndefined();
+    // On a field sampled as strings: bare for values that read as no number, guarded for the rest.
+    const sampled = (filters: { field: string; operator: string; value: JsonValue }[]) => redisFilterExpression(parseFilters(filters), new Set(["label", "t"]));
+    expect(sampled([{ field: "label", operator: "eq", value: "red" }])).toBe('.label == "red"');
+    expect(sampled([{ field: "label", operator: "in", value: ["red", 'a"b'] }])).toBe(`(.label == "red" or .label == 'a"b')`);
+    expect(sampled([{ field: "label", operator: "eq", value: "red" }, { field: "other", operator: "eq", value: "red" }])).toBe(
+      '.label == "red" and ((.other == "red" and .other != "") or "red" in .other)',
+    );
+    expect(sampled([{ field: "label", operator: "in", value: ["h42", "size 9", "", "+x"] }])).toBe(
+      '(.label == "h42" or .label == "size 9" or .label == "" or .label == "+x")',
+    );
+    for (const value of ["42", " 7", "+5", "-3", ".5", " inf", "-Infinity", "NaN", "nan(1)", "0x1f"]) {
+      expect(sampled([{ field: "label", operator: "eq", value }])).toBe(exprFor([{ field: "label", operator: "eq", value }]));
+    }
+    expect(sampled([{ field: "t", operator: "in", value: ["a", 2] }])).toBe(exprFor([{ field: "t", operator: "in", value: ["a", 2] }]));
+    expect(sampled([{ field: "t", operator: "eq", value: true }])).toBe(exprFor([{ field: "t", operator: "eq", value: true }]));
   });
 
   it("is accepted by Redis at the largest size parseFilters allows", async () => {

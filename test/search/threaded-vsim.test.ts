@@ -302,6 +302,26 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     }
   });
 
+  it("pushes eq on a field its sample holds as strings bare, and keeps the guarded form elsewhere", async () => {
+    const fresh = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
+    const filterOf = (args: string[]) => args[args.indexOf("FILTER") + 1];
+    const pushed = async (filters: IndexQuery["filters"]) => {
+      const ran = await vsimsOf(largeId, async () => void (await fresh.query(largeId, filtered(filters, [], 0))));
+      return ran.map((v) => filterOf(v.args));
+    };
+    const navy: IndexQuery["filters"] = [{ field: "colour", operator: "eq", value: "navy" }];
+    // No sample yet (this query has one read): guarded.
+    expect(await pushed(navy)).toEqual(['((.colour == "navy" and .colour != "") or "navy" in .colour)']);
+    await fresh.settled();
+    expect(await pushed(navy)).toEqual(['.colour == "navy"']);
+    // price holds numbers, and "42" reads as one: both stay guarded.
+    expect(await pushed([{ field: "colour", operator: "in", value: ["navy", "tan"] }, { field: "price", operator: "eq", value: 5 }])).toEqual([
+      '(.colour == "navy" or .colour == "tan") and (.price == 5 or 5 in .price)',
+    ]);
+    expect(await pushed([{ field: "colour", operator: "eq", value: "42" }])).toEqual(['((.colour == "42" and .colour != "") or "42" in .colour)']);
+    await fresh.settled();
+  });
+
   it("walks a pushed-down filter as deep as SEARCH_EF times the share of a sample that passes, at least twice the count", async () => {
     const efOf = (args: string[]) => Number(args[args.indexOf("EF") + 1]);
     const walked = async (filters: IndexQuery["filters"], words: string[] = []) => {

@@ -33,6 +33,18 @@ describe("FilterShares", () => {
     expect(reads).toEqual(["t"]);
   });
 
+  it("names the fields every sampled element holding them holds as a string, reading a sample for it as share() does", async () => {
+    const { shares, reads } = setup(async (): Promise<JsonObject[]> => [
+      { colour: "navy", size: "M", price: 40, tags: ["a"] },
+      { colour: "red", size: 9, price: 40 },
+      { colour: "red", brand: "acme" },
+    ]);
+    expect(shares.stringFields("t")).toEqual(new Set());
+    await shares.settled();
+    expect(reads).toEqual(["t"]);
+    expect(shares.stringFields("t")).toEqual(new Set(["colour", "brand"]));
+  });
+
   it("asks for FILTER_SHARE_SAMPLE elements, and has no share of an empty set", async () => {
     const sizes: number[] = [];
     const { shares } = setup(async (size) => {

@@ -9,7 +9,8 @@
 // filter the same at EF 40 and at 250 (0.954-0.955; 0.926 at EF 20), its walk bounded by FILTER-EF
 // either way (README "How deep a filtered walk goes"). Only for sets of at most 200,000 elements
 // (slot-index.ts SIZED_WALK_MOST): in sets of 500,000 the shallower walk lost recall, on graphs of
-// 16 links a node and of 32 alike.
+// 16 links a node and of 32 alike. The sample also names the fields that hold strings only, whose
+// eq and in filters are pushed in a cheaper form (filter-expression.ts).
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { MetadataFilter } from "../../search/index.js";
@@ -25,8 +26,12 @@ const TAGS_KEPT = 256;
 
 interface Sample {
   attributes: readonly JsonObject[];
+  /** Fields the sample holds, each only as strings. */
+  stringFields: ReadonlySet<string>;
   readAt: number;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Reads a random sample of a tag's elements' attributes (none for an empty or missing set). */
 export type SampleReader = (tag: string, size: number) => Promise<JsonObject[]>;
@@ -47,15 +52,27 @@ export class FilterShares {
    * while another is read.
    */
   share(tag: string, filters: readonly MetadataFilter[]): number | undefined {
-    const sample = this.samples.get(tag);
-    if (!sample || this.now() - sample.readAt > SAMPLE_MAX_AGE_MS) this.refresh(tag);
+    const sample = this.held(tag);
     if (!sample || sample.attributes.length === 0) return undefined;
-    // Most recently asked last: the first in the map is the next to go.
-    this.samples.delete(tag);
-    this.samples.set(tag, sample);
     let passing = 0;
     for (const attributes of sample.attributes) if (matchesFilters(filters, attributes)) passing++;
     return passing / sample.attributes.length;
+  }
+
+  /** The fields that every sampled element holding them holds as a string (none while no sample is held, as share()). */
+  stringFields(tag: string): ReadonlySet<string> {
+    return this.held(tag)?.stringFields ?? NONE;
+  }
+
+  /** The tag's sample, read again beside the caller when there is none or it is old. */
+  private held(tag: string): Sample | undefined {
+    const sample = this.samples.get(tag);
+    if (!sample || this.now() - sample.readAt > SAMPLE_MAX_AGE_MS) this.refresh(tag);
+    if (!sample) return undefined;
+    // Most recently asked last: the first in the map is the next to go.
+    this.samples.delete(tag);
+    this.samples.set(tag, sample);
+    return sample;
   }
 
   /** Resolves once the samples being read are held (or not): for tests. */
@@ -72,7 +89,7 @@ export class FilterShares {
         (attributes) => {
           this.failedAt.delete(tag);
           this.samples.delete(tag);
-          this.samples.set(tag, { attributes, readAt: this.now() });
+          this.samples.set(tag, { attributes, stringFields: stringFieldsOf(attributes), readAt: this.now() });
           if (this.samples.size > TAGS_KEPT) this.samples.delete(this.samples.keys().next().value!);
         },
         // Only an estimate: the query that asked went on at full depth, and so do the next ones a while.
@@ -84,4 +101,14 @@ export class FilterShares {
       .finally(() => this.reading.delete(tag));
     this.reading.set(tag, reading);
   }
+}
+
+function stringFieldsOf(sample: readonly JsonObject[]): Set<string> {
+  const strings = new Set<string>();
+  const others = new Set<string>();
+  for (const attributes of sample) {
+    for (const [field, value] of Object.entries(attributes)) (typeof value === "string" ? strings : others).add(field);
+  }
+  for (const field of others) strings.delete(field);
+  return strings;
 }

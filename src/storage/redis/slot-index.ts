@@ -295,7 +295,7 @@ export class SlotIndex {
    */
   private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<LearningOutcome | undefined> {
     const most = Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
-    const search = { count: most + 1, ef: undefined, filter: { expression: redisFilterExpression(query.filters)!, ef: query.count * FILTER_EF_PER_HIT } };
+    const search = { count: most + 1, ef: undefined, filter: { expression: this.filterExpression(tag, query)!, ef: query.count * FILTER_EF_PER_HIT } };
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
@@ -362,6 +362,11 @@ export class SlotIndex {
     return Math.max(ask, FILTERED_EF_PER_HIT * query.count, Math.ceil(this.options.ef * (share ?? 1)));
   }
 
+  /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
+  private filterExpression(tag: string, query: IndexQuery): string | undefined {
+    return query.filters.length === 0 ? undefined : redisFilterExpression(query.filters, this.filterShares.stringFields(tag));
+  }
+
   /** Up to `size` random elements' attributes (FilterShares' sample): one VRANDMEMBER, then a VGETATTR each in one pipeline. */
   private async sampleAttributes(tag: string, size: number): Promise<JsonObject[]> {
     const key = this.vectorsKey(tag);
@@ -408,7 +413,7 @@ export class SlotIndex {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
     const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
-    const filter = redisFilterExpression(query.filters);
+    const filter = this.filterExpression(tag, query);
     const search = {
       count: ask,
       ef: scan ? undefined : filter === undefined ? Math.max(this.options.ef, ask) : this.filteredEf(tag, query, ask),
@@ -596,7 +601,7 @@ export class SlotIndex {
     share = 1,
     send: (args: (string | Buffer)[]) => Promise<unknown> = (args) => (this.redis as unknown as Scripts).vitrineQueryBuffer(...args),
   ): Promise<ScriptedAnswer> {
-    const filter = redisFilterExpression(query.filters) ?? "";
+    const filter = this.filterExpression(tag, query) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const groups = filterFacetGroups(query.filters);
     // Without field postings a filter, when one is pushed down, is in the script's only HNSW walk;
