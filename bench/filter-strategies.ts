@@ -3,13 +3,13 @@
 // against latency, for filters matching 10%, 1% and 0.1% of the set and a combination of two.
 // The numbers behind the strategy the service uses (README: "Filtered search").
 //
-//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef|expr] [--m 16]
+//   npx tsx bench/filter-strategies.ts [--n 100000] [--queries 100] [--redis-url redis://...] [--variants all|focused|ef|expr] [--m auto]
 //
 // --redis-url keeps the loaded set between runs in a Redis 8 started for this alone (npm run redis8;
 // it is FLUSHALLed when it does not hold the set yet); the default starts one for the run.
 // --variants focused: small-EF FILTER and post-filter variants; ef: the walk's depth alone; expr:
 // the service's expression (filter-expression.ts) against the bare comparison. --m: HNSW's links per
-// node (VADD ... M), as the service picks by a set's size (hnsw-links.ts).
+// node (VADD ... M), read as SEARCH_HNSW_M is: a number, or auto (the service's pick for a set of N).
 //
 // Data: N elements of the service's layout (elementVector, 203 dims, NOQUANT, SETATTR) around 200
 // random clusters; attributes independent of the vectors (the hard case for in-graph filtering):
@@ -20,17 +20,19 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { provisionRedis8 } from "../src/provisioning/index.js";
+import { loadConfig } from "../src/config/index.js";
+import { hnswMFor } from "../src/search/index.js";
 import { elementVector, queryVector } from "../src/search/vector-layout.js";
 import { freePort } from "../test/support/free-port.js";
 import { randomUnit, seededRandom } from "../test/support/random.js";
 import { vectorToBytes as fp32 } from "../src/storage/index.js";
 import { redisFilterExpression } from "../src/storage/redis/filter-expression.js";
 
-const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" }, m: { type: "string", default: "16" } } });
+const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, queries: { type: "string", default: "100" }, "redis-url": { type: "string" }, variants: { type: "string", default: "all" }, m: { type: "string", default: "auto" } } });
 const N = Number(values.n);
 const Q = Number(values.queries);
-const M = values.m;
-if (!/^\d+$/.test(M) || Number(M) < 4 || Number(M) > 64) throw new Error(`--m must be a whole number from 4 to 64 (as SEARCH_HNSW_M), got ${M}`);
+const { hnswM, hnswLargeFrom } = loadConfig({ SEARCH_HNSW_M: values.m }).search;
+const M = String(hnswMFor(hnswM, hnswLargeFrom, N));
 const DIMS = 100;
 const K = 10;
 const random = seededRandom(7);

@@ -933,7 +933,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       `(auth lookup ${ms(parts.auth.p50)} + interceptors); inject - router ${ms(parts.inject.p50 - parts.router.p50)} (Fastify + JSON transcoding)`);
 
     console.log(`\n  -- over the wire (client in a worker thread; ${options.queries} requests each) --`);
-    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${hnswMFor(config.search.hnswM, config.search.hnswLargeFrom, Math.ceil(n / options.parts))}, VSIM connections ${config.search.vsimConnections}]`;
+    const svcNote = exactService ? ` [service: exact scan, N ≤ SEARCH_EXACT_UP_TO=${exactUpTo}]` : ` [service: HNSW EF ${ef}, M ${loaded.m}, VSIM connections ${config.search.vsimConnections}]`;
     console.log(statLine(`raw VSIM EF ${ef}, 1 client`, raw1.s, cpuNote(raw1)));
     console.log(statLine(`raw VSIM EF ${ef}, ${c} clients`, raw8.s, cpuNote(raw8)));
     console.log(statLine(`gRPC SearchProducts, 1 client`, grpc1.s, cpuNote(grpc1)));
@@ -1113,6 +1113,8 @@ interface LoadedCatalog {
   expectedVersion: string;
   loadRestMs: number;
   loadIndexMs: number;
+  /** HNSW's links a node the sets were built with (the M a sync's rebuild would choose). */
+  m: number;
   /** MEMORY USAGE of the vector set, and INFO used_memory's growth over the index write. */
   keyBytes: number;
   memDelta: number;
@@ -1172,11 +1174,11 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const indexStarted = performance.now();
   let leftInQueue = 0;
   const lock = new MysqlIndexSource(app.mysql.db, app.mysql.pool);
+  // The M a sync's rebuild of this catalog would choose (index-sync.ts).
+  const m = hnswMFor(bench.config.search.hnswM, bench.config.search.hnswLargeFrom, Math.ceil(n / options.parts));
   const written = await lock.exclusively(catalogId, 60_000, async () => {
     const [result] = await app.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
     leftInQueue = (result as { affectedRows: number }).affectedRows;
-    // The M a sync's rebuild of this catalog would choose (index-sync.ts).
-    const m = hnswMFor(bench.config.search.hnswM, bench.config.search.hnswLargeFrom, Math.ceil(n / options.parts));
     return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000), { parts: options.parts, m });
   });
   if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
@@ -1199,7 +1201,7 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   console.log(`  index                                  VCARD ${vcard}${vectorsKeys.length > 1 ? ` in ${vectorsKeys.length} sets (the first's VINFO)` : ""}; version ${expectedVersion}; ${vinfoText.join(" ")}`);
   console.log(`  memory                                 MEMORY USAGE ${(keyBytes / 1024 / 1024).toFixed(1)} MB = ${(keyBytes / n).toFixed(0)} B/product; ` +
     `INFO used_memory delta ${((memAfter - memBefore) / 1024 / 1024).toFixed(1)} MB = ${((memAfter - memBefore) / n).toFixed(0)} B/product`);
-  return { organizationId, catalogId, apiKey, vectorsKeys, catalog, expectedVersion, loadRestMs, loadIndexMs, keyBytes, memDelta: memAfter - memBefore };
+  return { organizationId, catalogId, apiKey, vectorsKeys, catalog, expectedVersion, loadRestMs, loadIndexMs, m, keyBytes, memDelta: memAfter - memBefore };
 }
 
 interface BenchQueries {

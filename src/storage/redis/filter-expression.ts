@@ -65,16 +65,17 @@ function redisReadableView(value: JsonValue): JsonValue {
  * in on one of them whose values are strings that read as no number is pushed bare, `.f == "v"`
  * (see {@link bareEqualsAny}): Redis reads the field once an element instead of two or three times.
  */
-export function redisFilterExpression(filters: readonly MetadataFilter[], stringFields: ReadonlySet<string> = NO_FIELDS): string | undefined {
+export function redisFilterExpression(filters: readonly MetadataFilter[], stringFields: ReadonlySet<string> = NO_STRING_FIELDS): string | undefined {
   const clauses = filters.map((f) => clauseOf(f, stringFields)).filter((c): c is string => c !== undefined);
   return clauses.length === 0 ? undefined : clauses.join(" and ");
 }
 
-const NO_FIELDS: ReadonlySet<string> = new Set();
+/** No field known to hold strings only: every eq/in keeps its guards. */
+export const NO_STRING_FIELDS: ReadonlySet<string> = new Set();
 
 /** The filters redisFilterExpression pushes down: the expression passes about what they pass. */
 export function pushedFilters(filters: readonly MetadataFilter[]): MetadataFilter[] {
-  return filters.filter((f) => clauseOf(f, NO_FIELDS) !== undefined);
+  return filters.filter((f) => clauseOf(f, NO_STRING_FIELDS) !== undefined);
 }
 
 function clauseOf(f: MetadataFilter, stringFields: ReadonlySet<string>): string | undefined {
@@ -82,9 +83,10 @@ function clauseOf(f: MetadataFilter, stringFields: ReadonlySet<string>): string 
   const sel = `.${f.field}`;
   switch (f.operator) {
     case "eq":
-      return (stringFields.has(f.field) ? bareEqualsAny(sel, [f.value]) : undefined) ?? equalsAny(sel, [f.value]);
-    case "in":
-      return (stringFields.has(f.field) ? bareEqualsAny(sel, f.value) : undefined) ?? equalsAny(sel, f.value);
+    case "in": {
+      const values = typeof f.value === "object" ? f.value : [f.value];
+      return (stringFields.has(f.field) ? bareEqualsAny(sel, values) : undefined) ?? equalsAny(sel, values);
+    }
     case "gt":
     case "gte":
     case "lt":

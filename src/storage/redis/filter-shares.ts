@@ -14,6 +14,7 @@
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { MetadataFilter } from "../../search/index.js";
+import { NO_STRING_FIELDS } from "./filter-expression.js";
 
 /** Elements sampled a tag: a share of 10% is known within about 2 points (one standard deviation). */
 export const FILTER_SHARE_SAMPLE = 200;
@@ -30,8 +31,6 @@ interface Sample {
   stringFields: ReadonlySet<string>;
   readAt: number;
 }
-
-const NONE: ReadonlySet<string> = new Set();
 
 /** Reads a random sample of a tag's elements' attributes (none for an empty or missing set). */
 export type SampleReader = (tag: string, size: number) => Promise<JsonObject[]>;
@@ -61,7 +60,7 @@ export class FilterShares {
 
   /** The fields that every sampled element holding them holds as a string (none while no sample is held, as share()). */
   stringFields(tag: string): ReadonlySet<string> {
-    return this.held(tag)?.stringFields ?? NONE;
+    return this.held(tag)?.stringFields ?? NO_STRING_FIELDS;
   }
 
   /** The tag's sample, read again beside the caller when there is none or it is old. */
