@@ -51,11 +51,28 @@ export class FilterShares {
    * while another is read.
    */
   share(tag: string, filters: readonly MetadataFilter[]): number | undefined {
+    const counted = this.passing(tag, filters);
+    return counted && counted.passing / counted.of;
+  }
+
+  /**
+   * share() less one standard error of its sample (the passing count's square root, as for a
+   * Poisson count), so that asking `count / cautiousShare` elements finds about `count` that pass
+   * even when the sample ran high; undefined while none is held or when none passes.
+   */
+  cautiousShare(tag: string, filters: readonly MetadataFilter[]): number | undefined {
+    const counted = this.passing(tag, filters);
+    if (!counted || counted.passing === 0) return undefined;
+    return Math.max(counted.passing - Math.sqrt(counted.passing), 1) / counted.of;
+  }
+
+  /** How many of the tag's sampled elements pass `filters`, of how many (none while no sample is held, or an empty one). */
+  private passing(tag: string, filters: readonly MetadataFilter[]): { passing: number; of: number } | undefined {
     const sample = this.held(tag);
     if (!sample || sample.attributes.length === 0) return undefined;
     let passing = 0;
     for (const attributes of sample.attributes) if (matchesFilters(filters, attributes)) passing++;
-    return passing / sample.attributes.length;
+    return { passing, of: sample.attributes.length };
   }
 
   /** The fields that every sampled element holding them holds as a string (none while no sample is held, as share()). */
