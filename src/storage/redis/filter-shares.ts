@@ -9,8 +9,10 @@
 // filter the same at EF 40 and at 250 (0.954-0.955; 0.926 at EF 20), its walk bounded by FILTER-EF
 // either way (README "How deep a filtered walk goes"). Only for sets of at most 200,000 elements
 // (slot-index.ts SIZED_WALK_MOST): in sets of 500,000 the shallower walk lost recall, on graphs of
-// 16 links a node and of 32 alike. The sample also names the fields that hold strings only, whose
-// eq and in filters are pushed in a cheaper form (filter-expression.ts).
+// 16 links a node and of 32 alike. A filter the sample finds passed by many is not walked at all:
+// plain HNSW is asked for enough elements that about the count pass (cautiousShare; slot-index.ts
+// postFilteredCount), and the caller post-filters them. The sample also names the fields that hold
+// strings only, whose eq and in filters are pushed in a cheaper form (filter-expression.ts).
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { MetadataFilter } from "../../search/index.js";

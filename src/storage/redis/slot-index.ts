@@ -88,7 +88,6 @@ const EXACT_CANDIDATES_HELD = 12_000;
  * pushed-down filter, most of it HNSW's own search (README "Filtered search").
  */
 const MAX_POSTFILTER_COUNT = 1000;
-
 /**
  * Most value-set elements scanned exactly with a filter whose other groups pass few of them
  * (VALUE_SET_SCAN_SHARE): about 1 us each in a 1M catalog's Redis (100,000 cost 111 ms of its CPU a
@@ -629,7 +628,7 @@ export class SlotIndex {
     send: (args: (string | Buffer)[]) => Promise<unknown> = (args) => (this.redis as unknown as Scripts).vitrineQueryBuffer(...args),
   ): Promise<ScriptedAnswer> {
     // Plain HNSW post-filtered, asked for enough elements that about the count pass; the script
-    // widens it for a common word by half as much, as the queryThreaded does.
+    // widens it for a common word by half as much, as queryThreaded does.
     const postFiltered = this.postFilteredCount(tag, query);
     const count = postFiltered ?? query.count;
     const filter = postFiltered === undefined ? (this.filterExpression(tag, query) ?? "") : "";
