@@ -33,21 +33,6 @@ describe("FilterShares", () => {
     expect(reads).toEqual(["t"]);
   });
 
-  it("gives a cautious share: the sample's less one standard error of its passing count, none when none passes", async () => {
-    const { shares } = setup(async (size) => tenthNavy(size));
-    expect(shares.cautiousShare("t", navy)).toBeUndefined();
-    await shares.settled();
-    // 20 of 200 pass: (20 - sqrt(20)) / 200.
-    expect(shares.cautiousShare("t", navy)).toBeCloseTo((20 - Math.sqrt(20)) / 200, 9);
-    expect(shares.cautiousShare("t", [])).toBeCloseTo((200 - Math.sqrt(200)) / 200, 9);
-    expect(shares.cautiousShare("t", [{ field: "colour", operator: "eq", value: "gold" }])).toBeUndefined();
-    // One passing: never under one element's share.
-    const { shares: one } = setup(async (size) => Array.from({ length: size }, (_, i) => ({ colour: i === 0 ? "navy" : "red" })));
-    one.share("t", navy);
-    await one.settled();
-    expect(one.cautiousShare("t", navy)).toBe(1 / 200);
-  });
-
   it("names the fields every sampled element holding them holds as a string, reading a sample for it as share() does", async () => {
     const { shares, reads } = setup(async (): Promise<JsonObject[]> => [
       { colour: "navy", size: "M", price: 40, tags: ["a"] },

@@ -9,10 +9,8 @@
 // filter the same at EF 40 and at 250 (0.954-0.955; 0.926 at EF 20), its walk bounded by FILTER-EF
 // either way (README "How deep a filtered walk goes"). Only for sets of at most 200,000 elements
 // (slot-index.ts SIZED_WALK_MOST): in sets of 500,000 the shallower walk lost recall, on graphs of
-// 16 links a node and of 32 alike. A filter the sample finds passed by many is not walked at all:
-// plain HNSW is asked for enough elements that about the count pass (cautiousShare; slot-index.ts
-// postFilteredCount), and the caller post-filters them. The sample also names the fields that hold
-// strings only, whose eq and in filters are pushed in a cheaper form (filter-expression.ts).
+// 16 links a node and of 32 alike. The sample also names the fields that hold strings only, whose
+// eq and in filters are pushed in a cheaper form (filter-expression.ts).
 import type { JsonObject } from "../../catalogs/index.js";
 import { matchesFilters } from "../../search/index.js";
 import type { MetadataFilter } from "../../search/index.js";
@@ -53,28 +51,11 @@ export class FilterShares {
    * while another is read.
    */
   share(tag: string, filters: readonly MetadataFilter[]): number | undefined {
-    const counted = this.passing(tag, filters);
-    return counted && counted.passing / counted.of;
-  }
-
-  /**
-   * share() less one standard error of its sample (the passing count's square root, as for a
-   * Poisson count), so that asking `count / cautiousShare` elements finds about `count` that pass
-   * even when the sample ran high; undefined while none is held or when none passes.
-   */
-  cautiousShare(tag: string, filters: readonly MetadataFilter[]): number | undefined {
-    const counted = this.passing(tag, filters);
-    if (!counted || counted.passing === 0) return undefined;
-    return Math.max(counted.passing - Math.sqrt(counted.passing), 1) / counted.of;
-  }
-
-  /** How many of the tag's sampled elements pass `filters`, of how many (none while no sample is held, or an empty one). */
-  private passing(tag: string, filters: readonly MetadataFilter[]): { passing: number; of: number } | undefined {
     const sample = this.held(tag);
     if (!sample || sample.attributes.length === 0) return undefined;
     let passing = 0;
     for (const attributes of sample.attributes) if (matchesFilters(filters, attributes)) passing++;
-    return { passing, of: sample.attributes.length };
+    return passing / sample.attributes.length;
   }
 
   /** The fields that every sampled element holding them holds as a string (none while no sample is held, as share()). */

@@ -3,14 +3,6 @@ import { LEARNED_CATCH_UP, RANKED_FROM, WRITE_LOG } from "./lexical-script.js";
 /** How many times more nearest elements a query with a common word asks for. */
 export const COMMON_WORD_NEAREST = 5;
 /**
- * A post-filtered count's widening for a common word: the count already holds twice the hits
- * wanted, so half the widening keeps a common word's margin over topK what it is unfiltered, at
- * half the elements read (README "Filtered search").
- */
-export const POST_FILTERED_COMMON_WORD_NEAREST = COMMON_WORD_NEAREST / 2;
-/** FILTER-EF's argument when no filter is pushed and the count is to be post-filtered by the caller. */
-export const POST_FILTERED = "post";
-/**
  * An in filter of up to this many values, each with a value set, is answered by HNSW over those
  * sets (one VSIM each, merged); more values ask the whole set, as a single larger search is cheaper.
  */
@@ -120,14 +112,12 @@ end
 //   ARGV[15];
 // - else an exact scan (TRUTH) for sets of at most ARGV[2] elements (and for those value sets);
 // - else, when the postings answer every filter and estimate that many elements pass, plain HNSW
-//   asked for enough elements that about the count pass (the caller post-filters; without
-//   postings the caller sizes such a count itself from a sample, and sends no filter);
+//   asked for enough elements that about the count pass (the caller post-filters);
 // - else HNSW (EF ARGV[5]) with the filter pushed down (FILTER-EF ARGV[7]); the caller widens.
 //
 // KEYS[1] vector set, KEYS[2] meta hash, KEYS[3] lexical key prefix (see lexical-script.ts)
 // ARGV: expected version, exact-up-to size, FP32 query blob, count (0: no VSIM), ef, filter ("" for
-//       none), filter-ef (with no filter, POST_FILTERED: the count is sized for the caller's
-//       post-filter, widened for a common word as the postings' is), servable prefix (a build whose version
+//       none), filter-ef, servable prefix (a build whose version
 //       starts with it can answer the query), most candidates scored exactly, posting group count,
 //       most elements to ask plain HNSW for when the groups answer every filter (0: they do not;
 //       then holders and hits failing the filters are left out or marked), 1 to name the
@@ -509,21 +499,21 @@ end
 -- post-filters, and asks wider if too few pass.
 local filter = ARGV[6]
 local ask = count
--- A count the caller sized for its post-filter (its sample of the set) widens as the postings' does.
-local widen = ARGV[7] == '${POST_FILTERED}' and ${POST_FILTERED_COMMON_WORD_NEAREST} or ${COMMON_WORD_NEAREST}
+local widen = ${COMMON_WORD_NEAREST}
 -- The sets HNSW is asked: the whole one, or value sets (every element that can pass is in them).
 local keys, among = vkeys or {KEYS[1]}, vsize or size
 -- Value sets of which the rest of the filter passes few: plain HNSW would be asked deep and its
 -- answer post-filtered (recall falls with the depth, and too few passing widen the ask); scanned
 -- with the filter, they give the exact answer in one call, at a cost bounded by ARGV[15].
 local scanFiltered = vkeys and not scanSets and estimate and estimate <= among * ${VALUE_SET_SCAN_SHARE} and among <= tonumber(ARGV[15])
--- (A count the caller already sized for its post-filter is not sized again.)
-if estimate and count > 0 and not scanFiltered and ARGV[7] ~= '${POST_FILTERED}' then
+if estimate and count > 0 and not scanFiltered then
   local wanted = math.ceil(count * among / math.max(estimate, 1))
   if wanted <= tonumber(ARGV[11]) then
     filter = ''
     ask = math.min(among, wanted)
-    widen = ${POST_FILTERED_COMMON_WORD_NEAREST}
+    -- The count already holds twice the hits wanted: half the widening keeps a common word's
+    -- margin over topK what it is unfiltered, at half the elements read (README "Filtered search").
+    widen = ${COMMON_WORD_NEAREST} / 2
   end
 end
 -- With a common word, more nearest elements: those that hold it are credited with their lexical

@@ -25,7 +25,7 @@ import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { NEAREST_SCRIPT } from "./nearest-script.js";
-import { COMMON_WORD_NEAREST, POST_FILTERED, POST_FILTERED_COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
+import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
 import type { ScriptCall, ThreadedNearest } from "./threaded-nearest.js";
 import { NearestCopies } from "./nearest-copies.js";
@@ -362,29 +362,6 @@ export class SlotIndex {
     return Math.max(ask, FILTERED_EF_PER_HIT * query.count, Math.ceil(this.options.ef * (share ?? 1)));
   }
 
-  /**
-   * How many nearest elements plain HNSW is asked for a filtered query whose filters the tag's
-   * sample finds passed by many, to be post-filtered by the caller instead of walked with FILTER:
-   * enough that about the count asked pass (by the sample's share less its standard error), while
-   * that, widened as for a common word, is at most MAX_POSTFILTER_COUNT; else undefined (the filter
-   * is pushed into the walk). Only for a set searched by HNSW whose build keeps no field postings
-   * (with them QUERY_SCRIPT sizes its own post-filter from their counts). The same whether the
-   * query has a common word or not, so that the threaded VSIM and QUERY_SCRIPT choose alike. A
-   * walk through a tenth that passes reads about ten elements' attributes for each it keeps, so in
-   * a set of 500,000 it cost 22-33 ms where plain HNSW asked for a few hundred costs a few. Not
-   * scaled by a split catalog's share, as QUERY_SCRIPT's own post-filter is: the choice is between
-   * two ways of searching this part, which its share does not change.
-   */
-  private postFilteredCount(tag: string, query: IndexQuery): number | undefined {
-    if (query.filters.length === 0 || query.count === 0 || this.withPostings(tag)) return undefined;
-    const size = this.facts.size(tag);
-    if (size === undefined || size <= query.exactUpTo) return undefined;
-    const share = this.filterShares.cautiousShare(tag, query.filters);
-    if (share === undefined) return undefined;
-    const hits = Math.ceil(query.count / share);
-    return Math.ceil(hits * POST_FILTERED_COMMON_WORD_NEAREST) <= MAX_POSTFILTER_COUNT ? hits : undefined;
-  }
-
   /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
   private filterExpression(tag: string, query: IndexQuery): string | undefined {
     return query.filters.length === 0 ? undefined : redisFilterExpression(query.filters, this.filterShares.stringFields(tag));
@@ -435,11 +412,8 @@ export class SlotIndex {
   private async queryThreaded(tag: string, query: IndexQuery, scan: boolean, useHeld = true): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
-    const postFiltered = scan ? undefined : this.postFilteredCount(tag, query);
-    // The elements that are hits: the count asked, or post-filtered, enough that about it pass.
-    const hitsAsked = postFiltered ?? query.count;
-    const ask = widened ? Math.ceil(hitsAsked * (postFiltered === undefined ? COMMON_WORD_NEAREST : POST_FILTERED_COMMON_WORD_NEAREST)) : hitsAsked;
-    const filter = postFiltered === undefined ? this.filterExpression(tag, query) : undefined;
+    const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
+    const filter = this.filterExpression(tag, query);
     const search = {
       count: ask,
       ef: scan ? undefined : filter === undefined ? Math.max(this.options.ef, ask) : this.filteredEf(tag, query, ask),
@@ -481,7 +455,7 @@ export class SlotIndex {
     // its vocabulary was read from. A rebuild committed after that (or after the read in its place)
     // shows to NEAREST_SCRIPT as another build ("moved"), whether before, during or after the VSIM.
     const build = lexical ? lexical.vocabulary.build : nearest.build!;
-    const shown = Math.min(hitsAsked, nearest.ids.length);
+    const shown = Math.min(query.count, nearest.ids.length);
     let read: NearestRead | undefined;
     if (check && build === expected) {
       const checked = this.nearestRead(tag, nearest.after as (string | number)[], held, scan, query, 0, 0);
@@ -494,7 +468,7 @@ export class SlotIndex {
       const since = this.copies.generation(tag);
       // With a common word, every nearest element's doc: what tells a later query which hold it.
       const docs = common.length > 0 && this.copies.enabled ? nearest.ids.length : 0;
-      const args = this.nearestArgs(tag, query, build, since ?? "", shown, common, docs > 0, nearest.ids);
+      const args = this.nearestArgs(tag, query, build, since ?? "", query.count, common, docs > 0, nearest.ids);
       const reply = (await (this.redis as unknown as Scripts).vitrineNearest(...args)) as (string | number)[];
       const checked = this.nearestRead(tag, reply, since, scan, query, shown, docs);
       if (checked.kind !== "read") return checked.answer;
@@ -627,17 +601,13 @@ export class SlotIndex {
     share = 1,
     send: (args: (string | Buffer)[]) => Promise<unknown> = (args) => (this.redis as unknown as Scripts).vitrineQueryBuffer(...args),
   ): Promise<ScriptedAnswer> {
-    // Plain HNSW post-filtered, asked for enough elements that about the count pass; the script
-    // widens it for a common word by half as much, as queryThreaded does.
-    const postFiltered = this.postFilteredCount(tag, query);
-    const count = postFiltered ?? query.count;
-    const filter = postFiltered === undefined ? (this.filterExpression(tag, query) ?? "") : "";
+    const filter = this.filterExpression(tag, query) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
     const groups = filterFacetGroups(query.filters);
     // Without field postings a filter, when one is pushed down, is in the script's only HNSW walk;
     // with them the script may instead ask plain HNSW, deep enough that enough pass.
     const pushed = filter !== "" && !this.withPostings(tag);
-    const ef = pushed ? this.filteredEf(tag, query, query.count) : Math.max(this.options.ef, count);
+    const ef = pushed ? this.filteredEf(tag, query, query.count) : Math.max(this.options.ef, query.count);
     const lexical = query.lexical;
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
     // a candidate needs no check).
@@ -656,10 +626,10 @@ export class SlotIndex {
       query.expectedVersion,
       exactUpTo,
       fp32(query.vector),
-      String(count),
+      String(query.count),
       String(ef),
       filter,
-      postFiltered === undefined ? String(query.count * FILTER_EF_PER_HIT) : POST_FILTERED,
+      String(query.count * FILTER_EF_PER_HIT),
       query.servableVersionPrefix,
       String(Math.floor(EXACT_CANDIDATES * share)),
       String(groups.length),
