@@ -115,6 +115,14 @@ interface Outcome {
   candidates: string[];
 }
 
+/** An eq and an in on the string field `label` for each TRICKY value. */
+function labelFilterSets(): MetadataFilter[][] {
+  return TRICKY.flatMap((s) => [
+    parseFilters([{ field: "label", operator: "eq", value: s }]),
+    parseFilters([{ field: "label", operator: "in", value: [s, "no such label"] }]),
+  ]);
+}
+
 /** Every field taken for one holding strings only (the bare form wherever a value allows it): the superset must hold whatever the data. */
 const EVERY_FIELD_STRINGS: ReadonlySet<string> = new Set(FIELDS);
 
@@ -224,11 +232,7 @@ describe("redisFilterExpression against Redis 8", () => {
   });
 
   it("returns exactly the matches for bare string eq and in on a string field", async () => {
-    const sets = TRICKY.flatMap((s) => [
-      parseFilters([{ field: "label", operator: "eq", value: s }]),
-      parseFilters([{ field: "label", operator: "in", value: [s, "no such label"] }]),
-    ]);
-    const outcomes = await run(sets, new Set(["label"]));
+    const outcomes = await run(labelFilterSets(), new Set(["label"]));
     expect(violations(outcomes)).toEqual([]);
     const bare = outcomes.filter((x) => x.expr !== undefined && !x.expr.includes("!="));
     expect(bare.length).toBeGreaterThan(20);
@@ -236,11 +240,7 @@ describe("redisFilterExpression against Redis 8", () => {
   });
 
   it("returns exactly the matches for string eq and in on a string field: values cannot change the expression", async () => {
-    const sets = TRICKY.flatMap((s) => [
-      parseFilters([{ field: "label", operator: "eq", value: s }]),
-      parseFilters([{ field: "label", operator: "in", value: [s, "no such label"] }]),
-    ]);
-    const outcomes = await run(sets);
+    const outcomes = await run(labelFilterSets());
     expect(violations(outcomes)).toEqual([]);
     for (const o of outcomes.filter((x) => x.expr !== undefined)) {
       expect({ expr: o.expr, got: o.candidates }).toEqual({ expr: o.expr, got: o.exact });

@@ -153,8 +153,10 @@ function bareEqualsAny(sel: string, values: readonly (string | number | boolean)
  * whole string read or not: "h42" and "M" do, "42", " .5", "-inf" and "0x1f" do not.
  */
 function readsAsNoNumber(v: string): boolean {
-  return !/^\s*[+-]?(?:[0-9]|\.[0-9]|inf|nan)/i.test(v);
+  return !NUMBER_START.test(v);
 }
+
+const NUMBER_START = /^\s*[+-]?(?:[0-9]|\.[0-9]|inf|nan)/i;
 
 /** "", or failing that "_", "__", ...: a string outside `values` that Redis reads as the number 0. */
 function guardString(values: readonly unknown[]): string {
