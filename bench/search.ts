@@ -98,10 +98,12 @@ type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 /** A client of the run's Redis: one server, or the cluster. */
 /**
  * VSIM over a catalog's sets at once, merged by score (Redis's documented way to query a set split
- * over keys): the same flat [id, score, ...] reply as one VSIM, COUNT best.
+ * over keys): the same flat [id, score, ...] reply as one VSIM, COUNT best. The k-th set is asked on
+ * `conns[k % conns.length]`: Redis runs a VSIM on its threads with its client blocked, so the sets
+ * asked on one connection are searched one after the other, and on a connection each at once.
  */
-async function vsimMerged(conn: Redis | Cluster, keys: readonly string[], blob: Buffer, args: string[]): Promise<string[]> {
-  const replies = await Promise.all(keys.map((key) => conn.call("VSIM", key, "FP32", blob, "WITHSCORES", ...args) as Promise<string[]>));
+async function vsimMerged(conns: readonly (Redis | Cluster)[], keys: readonly string[], blob: Buffer, args: string[]): Promise<string[]> {
+  const replies = await Promise.all(keys.map((key, k) => conns[k % conns.length]!.call("VSIM", key, "FP32", blob, "WITHSCORES", ...args) as Promise<string[]>));
   if (replies.length === 1) return replies[0]!;
   const pairs: [string, number][] = [];
   for (const reply of replies) for (let k = 0; k < reply.length; k += 2) pairs.push([String(reply[k]), Number(reply[k + 1])]);
@@ -254,7 +256,9 @@ async function workerMain(): Promise<void> {
 
   async function runTask(task: Task): Promise<TaskResult> {
     const n = task.mode === "raw" ? task.blobs.length : task.queries.length;
-    const conns = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency) : [];
+    // A connection per client and set, so that a client's VSIMs over a split catalog's sets run at once, as the service's do.
+    const sets = target.vectorsKeys.length;
+    const conns = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency * sets) : [];
     const blobs = task.blobs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
     const paired: Record<PairedDoor, number[]> = { raw: [], "grpc-js": [], rest: [], "grpc-js-scripted": [] };
     let recordPaired = false;
@@ -272,7 +276,7 @@ async function workerMain(): Promise<void> {
         return ids;
       }
       if (mode === "raw") {
-        const reply = await vsimMerged(conns[client]!, target.vectorsKeys, blobs[q]!, [
+        const reply = await vsimMerged(conns.slice(client * sets, (client + 1) * sets), target.vectorsKeys, blobs[q]!, [
           "COUNT", String(TOP_K), "EF", String(task.ef),
           ...(task.filterExprs ? ["FILTER", task.filterExprs[q % task.filterExprs.length]!, "FILTER-EF", String(TOP_K * 100)] : []),
         ]);
@@ -1281,7 +1285,7 @@ async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text
   // Cross-check the brute force against Redis's own exhaustive scan.
   let truthAgree = 0;
   for (let q = 0; q < blobs.length; q++) {
-    const reply = await vsimMerged(app.redis, loaded.vectorsKeys, blobs[q]!, ["COUNT", String(TOP_K), "TRUTH"]);
+    const reply = await vsimMerged([app.redis], loaded.vectorsKeys, blobs[q]!, ["COUNT", String(TOP_K), "TRUTH"]);
     const ids = new Set(reply.filter((_, k) => k % 2 === 0).map(String));
     truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
   }
@@ -1401,7 +1405,7 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
     auth: await timed(count, w, () => app.core.apiKeys.authenticate(apiKey)),
     target: await timed(count, w, () => searchSource.target(organizationId, catalogId)),
     encode: await timed(count, w, (i) => text.encode(queries[i % nq]!)),
-    vsim: await timed(count, w, (i) => vsimMerged(app.redis, vectorsKeys, blobs[i % nq]!, ["COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)])])),
+    vsim: await timed(count, w, (i) => vsimMerged([app.redis], vectorsKeys, blobs[i % nq]!, ["COUNT", String(TOP_K), ...(exactService ? ["TRUTH"] : ["EF", String(ef)])])),
     script: await timed(count, w, (i) => index.query(catalogId, { vector: vectors[i % nq]!, count: TOP_K, filters: [], exactUpTo, expectedVersion, servableVersionPrefix: expectedVersion })),
     core: await timed(count, w, (i) => app.core.search.search(coreRequest(i))),
     hnswScript: exactService
