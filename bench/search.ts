@@ -95,12 +95,11 @@ type PairedDoor = (typeof PAIRED_DOORS)[number] | "grpc-js-scripted";
 
 type RedisEnv = { REDIS_URL: string } | { REDIS_CLUSTER_NODES: string };
 
-/** A client of the run's Redis: one server, or the cluster. */
 /**
  * VSIM over a catalog's sets at once, merged by score (Redis's documented way to query a set split
  * over keys): the same flat [id, score, ...] reply as one VSIM, COUNT best. The k-th set is asked on
  * `conns[k % conns.length]`: Redis runs a VSIM on its threads with its client blocked, so the sets
- * asked on one connection are searched one after the other, and on a connection each at once.
+ * asked on one connection are searched one after the other, and each on a connection of its own at once.
  */
 async function vsimMerged(conns: readonly (Redis | Cluster)[], keys: readonly string[], blob: Buffer, args: string[]): Promise<string[]> {
   const replies = await Promise.all(keys.map((key, k) => conns[k % conns.length]!.call("VSIM", key, "FP32", blob, "WITHSCORES", ...args) as Promise<string[]>));
@@ -115,6 +114,7 @@ async function totalCard(redis: Redis | Cluster, keys: readonly string[]): Promi
   return (await Promise.all(keys.map(async (key) => Number(await redis.call("VCARD", key))))).reduce((a, b) => a + b, 0);
 }
 
+/** A client of the run's Redis: one server, or the cluster. */
 function redisClientOf(env: RedisEnv): Redis | Cluster {
   if ("REDIS_URL" in env) return new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
   const nodes = env.REDIS_CLUSTER_NODES.split(",").map((hostPort) => {
