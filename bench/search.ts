@@ -258,7 +258,8 @@ async function workerMain(): Promise<void> {
     const n = task.mode === "raw" ? task.blobs.length : task.queries.length;
     // A connection per client and set, so that a client's VSIMs over a split catalog's sets run at once, as the service's do.
     const sets = target.vectorsKeys.length;
-    const conns = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency * sets) : [];
+    const pool = task.mode === "raw" || task.mode === "paired" ? await rawConnections(task.concurrency * sets) : [];
+    const conns = Array.from({ length: pool.length / sets }, (_, client) => pool.slice(client * sets, (client + 1) * sets));
     const blobs = task.blobs.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
     const paired: Record<PairedDoor, number[]> = { raw: [], "grpc-js": [], rest: [], "grpc-js-scripted": [] };
     let recordPaired = false;
@@ -276,7 +277,7 @@ async function workerMain(): Promise<void> {
         return ids;
       }
       if (mode === "raw") {
-        const reply = await vsimMerged(conns.slice(client * sets, (client + 1) * sets), target.vectorsKeys, blobs[q]!, [
+        const reply = await vsimMerged(conns[client]!, target.vectorsKeys, blobs[q]!, [
           "COUNT", String(TOP_K), "EF", String(task.ef),
           ...(task.filterExprs ? ["FILTER", task.filterExprs[q % task.filterExprs.length]!, "FILTER-EF", String(TOP_K * 100)] : []),
         ]);
