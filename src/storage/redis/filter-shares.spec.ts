@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../catalogs/index.js";
 import type { MetadataFilter } from "../../search/index.js";
-import { FILTER_SHARE_SAMPLE, FilterShares, filterEfFor } from "./filter-shares.js";
+import { FILTER_SHARE_SAMPLE, FilterShares } from "./filter-shares.js";
 
 const navy: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "navy" }];
 /** A tenth navy, the rest red. */
@@ -103,36 +103,5 @@ describe("FilterShares", () => {
     expect(shares.share("t0", navy)).toBeCloseTo(0.1, 5);
     expect(shares.share("t1", navy)).toBeUndefined();
     expect(shares.share("t256", navy)).toBeCloseTo(0.1, 5);
-  });
-});
-
-describe("filterEfFor (a broad filter's walk over a large set)", () => {
-  // The service's walk over a set past SIZED_WALK_MOST: EF 250, 20 hits asked (FILTER-EF 2,000), 100 with a common word.
-  const ef = 250;
-  const most = 2000;
-
-  it("covers the nearest 100 passing elements at the share less one standard error: 1,270 expansions for 10%", () => {
-    // 0.1 - sqrt(0.1 * 0.9 / 200) = 0.0788
-    expect(filterEfFor(0.1, 100, ef, most)).toBe(1270);
-    expect(filterEfFor(0.1, 20, ef, most)).toBe(1270);
-    expect(filterEfFor(0.2, 100, ef, most)).toBe(583);
-  });
-
-  it("covers more when more are asked, up to `most`", () => {
-    expect(filterEfFor(0.2, 150, ef, most)).toBe(874);
-    expect(filterEfFor(0.1, 500, ef, most)).toBe(most);
-  });
-
-  it("keeps `most` for a selective filter, and while the share is not known", () => {
-    expect(filterEfFor(0.05, 100, ef, most)).toBe(most);
-    expect(filterEfFor(0.01, 100, ef, most)).toBe(most);
-    expect(filterEfFor(0, 100, ef, most)).toBe(most);
-    expect(filterEfFor(undefined, 100, ef, most)).toBe(most);
-  });
-
-  it("never walks under twice the walk's depth, when nearly everything passes", () => {
-    expect(filterEfFor(1, 100, ef, most)).toBe(2 * ef);
-    expect(filterEfFor(0.5, 100, ef, most)).toBe(2 * ef);
-    expect(filterEfFor(1, 100, 1500, most)).toBe(most);
   });
 });

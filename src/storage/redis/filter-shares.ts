@@ -19,10 +19,10 @@ import { NO_STRING_FIELDS } from "./filter-expression.js";
 /** Elements sampled a tag: a share of 10% is known within about 2 points (one standard deviation). */
 export const FILTER_SHARE_SAMPLE = 200;
 /**
- * Nearest passing elements whose neighbourhood a broad filter's walk over a large set is sized to
- * cover (filterEfFor): raw, at 1M in two parts of 500,000 (M 32, EF 250), a 10% filter walked to
- * FILTER-EF 1,000 found the true top 10 with recall 0.959-0.962 by vector, as the service's walks to
- * 2,000 did by its documented score (0.958-0.962; session 56).
+ * Passing elements a broad filter's walk over a large set is sized to meet (filterEfFor): raw, at
+ * 1M in two parts of 500,000 (M 32, EF 250), a 10% filter walked to FILTER-EF 1,000 (about 100
+ * passing a part) found the true top 10 with recall 0.959-0.962 by vector, as the service's walks
+ * to 2,000 did by its documented score (0.958-0.962; session 56).
  */
 const BROAD_WALK_PASSING = 100;
 /** A sample is read again after this long, so that a catalog that changes is followed. */
@@ -110,21 +110,18 @@ export class FilterShares {
 }
 
 /**
- * FILTER-EF for a filter pushed down into a walk at depth `ef` over a set too large to walk
- * shallower (slot-index.ts SIZED_WALK_MOST). Redis's filtered walk expands the nearest candidate
- * left, passing or not, until it holds `ef` passing elements with no candidate nearer, or until it
- * has expanded FILTER-EF of them; a broad filter meets the cap first (at a share s the region that
- * holds `ef` passing elements holds about ef / s, 2,500 for 10% at EF 250). Covering the region of
- * the nearest BROAD_WALK_PASSING (or `ask`, if more) at the sample's share less one standard
- * error, so that a sample that ran high still covers it, costs a 10% filter about 1,270
- * expansions instead of `most` (2,000 for the 20 a filtered search asks); never under twice `ef`,
- * about what the walk expands when nearly everything passes. A selective filter (about 5% and
+ * FILTER-EF for a filter pushed down into a walk at SEARCH_EF over a set too large to walk shallower
+ * (slot-index.ts SIZED_WALK_MOST): Redis's walk keeps EF passing elements and stops when no
+ * candidate is nearer or once it has visited FILTER-EF, which a broad filter reaches first (a 10%
+ * filter at EF 250 would visit 2,500). Visiting enough that BROAD_WALK_PASSING (or `ask`, if more)
+ * pass at the sample's share less one standard error, so that a sample that ran high still finds
+ * them, costs a 10% filter about 1,270 visits instead of `most`; a selective filter (about 5% and
  * under) or one of no known share keeps `most`.
  */
-export function filterEfFor(share: number | undefined, ask: number, ef: number, most: number): number {
+export function filterEfFor(share: number | undefined, ask: number, most: number): number {
   if (share === undefined) return most;
   const low = share - Math.sqrt((share * (1 - share)) / FILTER_SHARE_SAMPLE);
-  return low <= 0 ? most : Math.min(most, Math.max(2 * ef, Math.ceil(Math.max(ask, BROAD_WALK_PASSING) / low)));
+  return low <= 0 ? most : Math.min(most, Math.ceil(Math.max(ask, BROAD_WALK_PASSING) / low));
 }
 
 function stringFieldsOf(sample: readonly JsonObject[]): Set<string> {

@@ -381,7 +381,7 @@ export class SlotIndex {
   private filterEf(tag: string, query: IndexQuery, ask: number): number {
     const most = query.count * FILTER_EF_PER_HIT;
     if ((this.facts.size(tag) ?? Number.POSITIVE_INFINITY) <= this.sizedWalkMost) return most;
-    return filterEfFor(this.filterShares.share(tag, pushedFilters(query.filters)), ask, this.filteredEf(tag, query, ask), most);
+    return filterEfFor(this.filterShares.share(tag, pushedFilters(query.filters)), ask, most);
   }
 
   /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
