@@ -18,13 +18,6 @@ import { NO_STRING_FIELDS } from "./filter-expression.js";
 
 /** Elements sampled a tag: a share of 10% is known within about 2 points (one standard deviation). */
 export const FILTER_SHARE_SAMPLE = 200;
-/**
- * Passing elements a broad filter's walk over a large set is sized to meet (filterEfFor): raw, at
- * 1M in two parts of 500,000 (M 32, EF 250), a 10% filter walked to FILTER-EF 1,000 (about 100
- * passing a part) found the true top 10 with recall 0.959-0.962 by vector, as the service's walks
- * to 2,000 did by its documented score (0.958-0.962; session 56).
- */
-const BROAD_WALK_PASSING = 100;
 /** A sample is read again after this long, so that a catalog that changes is followed. */
 const SAMPLE_MAX_AGE_MS = 5 * 60_000;
 /** After a failed read (Redis away), no other before this long. */
@@ -107,21 +100,6 @@ export class FilterShares {
       .finally(() => this.reading.delete(tag));
     this.reading.set(tag, reading);
   }
-}
-
-/**
- * FILTER-EF for a filter pushed down into a walk at SEARCH_EF over a set too large to walk shallower
- * (slot-index.ts SIZED_WALK_MOST): Redis's walk keeps EF passing elements and stops when no
- * candidate is nearer or once it has visited FILTER-EF, which a broad filter reaches first (a 10%
- * filter at EF 250 would visit 2,500). Visiting enough that BROAD_WALK_PASSING (or `ask`, if more)
- * pass at the sample's share less one standard error, so that a sample that ran high still finds
- * them, costs a 10% filter about 1,270 visits instead of `most`; a selective filter (about 5% and
- * under) or one of no known share keeps `most`.
- */
-export function filterEfFor(share: number | undefined, ask: number, most: number): number {
-  if (share === undefined) return most;
-  const low = share - Math.sqrt((share * (1 - share)) / FILTER_SHARE_SAMPLE);
-  return low <= 0 ? most : Math.min(most, Math.ceil(Math.max(ask, BROAD_WALK_PASSING) / low));
 }
 
 function stringFieldsOf(sample: readonly JsonObject[]): Set<string> {

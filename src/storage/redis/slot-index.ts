@@ -12,7 +12,7 @@ import { holderOrder, matchesFilters } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import { pushedFilters, redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
-import { FilterShares, filterEfFor } from "./filter-shares.js";
+import { FilterShares } from "./filter-shares.js";
 import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
 import type { LearningOutcome } from "./filter-learning.js";
@@ -63,12 +63,6 @@ export interface RedisVectorIndexOptions {
    * instead of its main thread (threaded-nearest.ts); none: every query is one script call.
    */
   vsimConnections?: readonly RedisClient[];
-  /**
-   * Sets of more elements than this walk a pushed-down filter at SEARCH_EF whatever its share, to a
-   * FILTER-EF sized by it (SIZED_WALK_MOST when unset); tests set it lower to take that path
-   * without 200,000 elements.
-   */
-  sizedWalkMost?: number;
 }
 
 const PIPELINE = 500;
@@ -100,10 +94,7 @@ const MAX_POSTFILTER_COUNT = 1000;
  * search; 0.4 us each in a Redis holding only those 100,000), so the scan stays near HNSW's 19 ms there.
  */
 const VALUE_SET_SCAN_MOST = 20_000;
-/**
- * FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time);
- * lower for a broad filter in a set of more than SIZED_WALK_MOST (filter-shares.ts filterEfFor).
- */
+/** FILTER-EF per requested hit of a pushed-down filter (raising it bought recall at 3-5x the time). */
 const FILTER_EF_PER_HIT = 100;
 /**
  * HNSW's depth for a pushed-down filter is at least this many times the count asked, however few
@@ -183,7 +174,6 @@ export class SlotIndex {
   private readonly heldHolders: HeldHolders;
   /** How many of a tag's elements a filter passes, from a sample: how deep a filtered walk goes. */
   private readonly filterShares: FilterShares;
-  private readonly sizedWalkMost: number;
   /** Stamps of this process's index writes: unique per process, then counted. */
   private readonly stampPrefix = randomBytes(6).toString("base64url");
   private stamps = 0;
@@ -198,7 +188,6 @@ export class SlotIndex {
     this.copies = new NearestCopies(options.holderCacheEntries ?? 0);
     this.heldHolders = new HeldHolders({ entries: options.holderCacheEntries ? HELD_QUERIES : 0, chars: HELD_CHARS });
     this.filterShares = new FilterShares((tag, size) => this.sampleAttributes(tag, size));
-    this.sizedWalkMost = options.sizedWalkMost ?? SIZED_WALK_MOST;
     this.threaded = new ThreadedVsim(options.vsimConnections ?? [], {
       vitrineQuery: { numberOfKeys: 3, lua: QUERY_SCRIPT },
       vitrineNearest: { numberOfKeys: 3, lua: NEAREST_SCRIPT },
@@ -368,20 +357,9 @@ export class SlotIndex {
    * than SIZED_WALK_MOST elements (or of a size not yet seen) walk at SEARCH_EF.
    */
   private filteredEf(tag: string, query: IndexQuery, ask: number): number {
-    if ((this.facts.size(tag) ?? Number.POSITIVE_INFINITY) > this.sizedWalkMost) return Math.max(this.options.ef, ask);
+    if ((this.facts.size(tag) ?? Number.POSITIVE_INFINITY) > SIZED_WALK_MOST) return Math.max(this.options.ef, ask);
     const share = this.filterShares.share(tag, pushedFilters(query.filters));
     return Math.max(ask, FILTERED_EF_PER_HIT * query.count, Math.ceil(this.options.ef * (share ?? 1)));
-  }
-
-  /**
-   * FILTER-EF of a query's filter pushed down into HNSW: FILTER_EF_PER_HIT a hit asked, fewer for
-   * a broad filter in a set walked at SEARCH_EF whatever the share (filteredEf), whose walk would
-   * otherwise visit that many every time.
-   */
-  private filterEf(tag: string, query: IndexQuery, ask: number): number {
-    const most = query.count * FILTER_EF_PER_HIT;
-    if ((this.facts.size(tag) ?? Number.POSITIVE_INFINITY) <= this.sizedWalkMost) return most;
-    return filterEfFor(this.filterShares.share(tag, pushedFilters(query.filters)), ask, most);
   }
 
   /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
@@ -439,7 +417,7 @@ export class SlotIndex {
     const search = {
       count: ask,
       ef: scan ? undefined : filter === undefined ? Math.max(this.options.ef, ask) : this.filteredEf(tag, query, ask),
-      filter: filter === undefined ? undefined : { expression: filter, ef: this.filterEf(tag, query, ask) },
+      filter: filter === undefined ? undefined : { expression: filter, ef: query.count * FILTER_EF_PER_HIT },
     };
     // The build the VSIM is to search: the vocabulary's (QUERY_SCRIPT checks it ahead), else the
     // one copies are held from, which the read ahead of the VSIM must show.
@@ -651,7 +629,7 @@ export class SlotIndex {
       String(query.count),
       String(ef),
       filter,
-      String(pushed ? this.filterEf(tag, query, query.count) : query.count * FILTER_EF_PER_HIT),
+      String(query.count * FILTER_EF_PER_HIT),
       query.servableVersionPrefix,
       String(Math.floor(EXACT_CANDIDATES * share)),
       String(groups.length),
