@@ -46,7 +46,7 @@
 // Load generators (raw VSIM over ioredis, gRPC over one HTTP/2 transport, REST over a keep-alive
 // agent) run in a worker thread, so client work does not share the server's event loop; everything
 // (clients, service, Redis, MariaDB) still shares this machine's cores.
-// SEARCH_EF, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, SEARCH_LEXICAL_MAX_HOLDERS, SEARCH_HOLDER_CACHE, SEARCH_VSIM_CONNECTIONS, INDEX_SWEEP_MS and REDIS_URL are
+// SEARCH_EF, SEARCH_EF_LARGE, SEARCH_EXACT_UP_TO, SEARCH_BOOST, SEARCH_SUPER_BOOST, SEARCH_LEXICAL, SEARCH_LEXICAL_MAX_HOLDERS, SEARCH_HOLDER_CACHE, SEARCH_VSIM_CONNECTIONS, INDEX_SWEEP_MS and REDIS_URL are
 // read from the environment as the service reads them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -67,7 +67,7 @@ import type { ApiApp } from "../src/apps/api/api-app.js";
 import type { Config } from "../src/config/index.js";
 import { API_KEY_HEADER } from "../src/rpc/headers.js";
 import { MysqlIndexSource } from "../src/storage/mysql/index.js";
-import { hnswMFor, LEXICAL_LIMITS, lexicalWords } from "../src/search/index.js";
+import { hnswMFor, LEXICAL_LIMITS, lexicalWords, unfilteredEfFor } from "../src/search/index.js";
 import { LexicalVocabulary, lexicalSimilarity } from "../src/search/lexical.js";
 import { matchesFilters } from "../src/search/filters.js";
 import { elementVector, queryVector, scoreFromDots } from "../src/search/vector-layout.js";
@@ -670,6 +670,12 @@ function stats(latencies: readonly number[], wallMs?: number): Stats {
   return { n: sorted.length, p50: at(0.5), p99: at(0.99), mean: sum / sorted.length, qps: wallMs ? (sorted.length / wallMs) * 1000 : 1000 / (sum / sorted.length) };
 }
 
+/** The depth of the service's unfiltered searches of a catalog of n products in `parts` sets. */
+function serviceEf(config: Config, n: number, parts: number): number {
+  const { ef, efLarge, hnswLargeFrom } = config.search;
+  return unfilteredEfFor({ ef, efLarge, largeFrom: hnswLargeFrom }, Math.ceil(n / parts));
+}
+
 /** Over the queries the run sent: with fewer requests than queries (--queries), the rest have no answer. */
 function recallAt(results: readonly (string[] | undefined)[], truth: readonly string[][]): number {
   let sum = 0;
@@ -877,8 +883,10 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     const queries = await queriesWithTruth(bench, loaded, text, options.filters);
     const parts = await inProcessBreakdown(bench, loaded, queries, text, options);
     const { app, config } = bench;
-    const { ef, exactUpTo } = config.search;
+    const { exactUpTo } = config.search;
     const exactService = n <= exactUpTo;
+    // Raw VSIM unfiltered at the service's depth for this catalog's sets; filtered, at SEARCH_EF as the service's walks.
+    const ef = serviceEf(config, n, options.parts);
 
     // 5. Over the wire, from the load-generator thread.
     if (options.scriptedDoor) scripted = await startBenchService(options, redisEnv, { of: bench, env: { SEARCH_VSIM_CONNECTIONS: "0" } });
@@ -911,8 +919,9 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
       sweep.push({ ef: e, recall: recallAt(r.results, queries.truth), s: r.s });
     }
     const lexical = await lexicalRuns(bench, loaded, runner, options);
-    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, options.filterEfSweep) : [];
-    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, ef, c, options.filterCases, [], { app, rate: options.importRate })));
+    const filteredEf = config.search.ef;
+    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, filteredEf, c, options.filterCases, options.filterEfSweep) : [];
+    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, filteredEf, c, options.filterCases, [], { app, rate: options.importRate })));
 
     const recallRaw = recallAt(raw1.results, queries.truth);
     const recallService = recallAt(rest1.results, queries.scoreTruth);
@@ -1037,7 +1046,7 @@ async function startBenchService(options: Options, redisEnv: RedisEnv, shared?: 
   const keyPrefix = shared?.of.keyPrefix ?? `vitrine-bench-${randomBytes(4).toString("hex")}:`;
   const adminKey = shared?.of.adminKey ?? `bench-admin-${randomUUID()}`;
   const passThrough = Object.fromEntries(
-    ["SEARCH_EF", "SEARCH_HNSW_M", "SEARCH_HNSW_M_LARGE_FROM", "SEARCH_PART_SIZE", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_FILTER_LEARNING", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
+    ["SEARCH_EF", "SEARCH_EF_LARGE", "SEARCH_HNSW_M", "SEARCH_HNSW_M_LARGE_FROM", "SEARCH_PART_SIZE", "SEARCH_EXACT_UP_TO", "SEARCH_BOOST", "SEARCH_SUPER_BOOST", "SEARCH_LEXICAL", "SEARCH_LEXICAL_MAX_HOLDERS", "SEARCH_HOLDER_CACHE", "SEARCH_VSIM_CONNECTIONS", "SEARCH_FILTER_POSTINGS", "SEARCH_FILTER_LEARNING", "SEARCH_VALUE_SETS", "INDEX_SWEEP_MS"].map((k) => [k, process.env[k]]),
   );
   const config = loadConfig({
     ...passThrough,
@@ -1381,7 +1390,8 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
   const { app, config } = bench;
   const { organizationId, catalogId, apiKey, vectorsKeys, expectedVersion } = loaded;
   const { queries, vectors, blobs } = q;
-  const { ef, exactUpTo } = config.search;
+  const { exactUpTo } = config.search;
+  const ef = serviceEf(config, loaded.catalog.n, options.parts);
   const exactService = loaded.catalog.n <= exactUpTo;
   const searchSource = new MysqlSearchSource(app.mysql.db);
   // What the REST gateway calls: the RPCs through the in-process transport, with the service's
@@ -1588,8 +1598,8 @@ async function filteredRuns(
     // The service answers by its documented score (lexical term included), as unfiltered.
     const scoreTruthF = q.filteredScoreTruth?.[caseIndex] ?? truthF;
     const filterExprs = filters.map((f) => redisFilterExpression(f)!);
-    const r1 = await run({ ...task("raw", 1), filterExprs }, `raw VSIM FILTER ${label} c=1`);
-    const r8 = await run({ ...task("raw", c), filterExprs }, `raw VSIM FILTER ${label} c=${c}`);
+    const r1 = await run({ ...task("raw", 1, ef), filterExprs }, `raw VSIM FILTER ${label} c=1`);
+    const r8 = await run({ ...task("raw", c, ef), filterExprs }, `raw VSIM FILTER ${label} c=${c}`);
     const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
     const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
     const imported = importing && (await importing.stop());

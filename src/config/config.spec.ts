@@ -86,6 +86,17 @@ describe("SEARCH_HNSW_M", () => {
   });
 });
 
+describe("SEARCH_EF_LARGE", () => {
+  it("is 750 when not set, beside SEARCH_EF's 250", () => {
+    expect(loadConfig({}).search).toMatchObject({ ef: 250, efLarge: 750 });
+    expect(loadConfig({ SEARCH_EF_LARGE: "500" }).search.efLarge).toBe(500);
+  });
+
+  it("rejects anything but a whole number from 1 to 10,000, naming the variable", () => {
+    for (const bad of ["0", "10001", "2.5", "deep"]) expect(() => loadConfig({ SEARCH_EF_LARGE: bad }), bad).toThrow(/SEARCH_EF_LARGE/);
+  });
+});
+
 describe("RATE_LIMIT_PER_SECOND", () => {
   it("defaults to a limit a storefront sending every shopper's calls with one key does not reach", () => {
     expect(loadConfig({}).rateLimit).toEqual({ perSecond: 1000, burst: 2000, store: "redis" });

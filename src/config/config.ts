@@ -62,9 +62,11 @@ export interface SearchConfig {
   exactUpTo: number;
   /** HNSW search breadth (VSIM EF); larger is slower and finds more of the true nearest. */
   ef: number;
+  /** The breadth of an unfiltered search of a set of more than hnswLargeFrom elements (at least `ef`). */
+  efLarge: number;
   /** HNSW links per node (VADD M) of the builds begun from now on, or "auto" by each set's size: more recall at a given EF, for memory and speed. */
   hnswM: HnswMSetting;
-  /** With hnswM "auto", sets built for more products than this get M 32, others 16. */
+  /** With hnswM "auto", sets built for more products than this get M 32, others 16; unfiltered searches of larger sets walk at efLarge. */
   hnswLargeFrom: number;
   /** Whether a search's words also match descriptors letter for letter (off: meaning only, as before). */
   lexical: boolean;
@@ -156,6 +158,8 @@ const schema = z.object({
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
+  // README "Recall past 100k, and at 1M": what an unfiltered search of a set past SEARCH_HNSW_M_LARGE_FROM needs for 0.95.
+  SEARCH_EF_LARGE: z.coerce.number().int().min(1).max(10_000).default(750),
   // Redis accepts 4-4096; past 64 a node's links outweigh its 203 floats many times over.
   SEARCH_HNSW_M: z.union([z.literal("auto"), z.coerce.number().int().min(4).max(64)]).default("auto"),
   // README "HNSW's graph": where M 16's recall falls below 0.95 at SEARCH_EF 250.
@@ -244,6 +248,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       superBoost: e.SEARCH_SUPER_BOOST,
       exactUpTo: e.SEARCH_EXACT_UP_TO,
       ef: e.SEARCH_EF,
+      efLarge: e.SEARCH_EF_LARGE,
       hnswM: e.SEARCH_HNSW_M,
       hnswLargeFrom: e.SEARCH_HNSW_M_LARGE_FROM,
       lexical: e.SEARCH_LEXICAL === "on",

@@ -5,8 +5,8 @@ export type { RecommendationHit, SearchHit, SearchSettings } from "./searcher.js
 export { IndexSync, MAX_INDEX_PARTS } from "./index-sync.js";
 export { startIndexSweeper } from "./index-sweeper.js";
 export type { IndexSyncOptions, SyncResult } from "./index-sync.js";
-export { hnswMFor, LARGE_SET_M, SMALL_SET_M } from "./hnsw-links.js";
-export type { HnswMSetting } from "./hnsw-links.js";
+export { hnswMFor, LARGE_SET_M, SMALL_SET_M, unfilteredEfFor } from "./hnsw-links.js";
+export type { HnswMSetting, SearchEfSettings } from "./hnsw-links.js";
 export { SEARCH_LIMITS } from "./requests.js";
 export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";

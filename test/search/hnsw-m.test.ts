@@ -17,6 +17,7 @@ import { randomUnit, seededRandom } from "../support/random.js";
 import { asIndexed, createCatalog, expectHits, openText, postProducts, processProducts, ranking, serve, storedMap, syntheticProducts, textQuery } from "../support/search-fixture.js";
 import { pages } from "../support/index-pages.js";
 import { restClient } from "../support/rest-client.js";
+import { vsimsDuring } from "../support/redis-monitor.js";
 
 const DIM = 16;
 const VERSION = "hnsw-m-test|v1|";
@@ -50,6 +51,14 @@ async function setMs(catalogId: string, keyPrefix = prefix): Promise<{ sets: num
 function hnswM(vinfo: unknown): number {
   const fields = (vinfo as unknown[]).map(String);
   return Number(fields[fields.indexOf("hnsw-m") + 1]);
+}
+
+/** The EF of each VSIM the catalog's sets (its parts' too) ran during a search that answered 200. */
+async function searchedEfs(client: RedisClient, catalogId: string, search: () => Promise<{ status: number }>): Promise<number[]> {
+  const ran = await vsimsDuring(client, (key) => key.includes(catalogId) && key.endsWith(":vectors"), async () => {
+    expect((await search()).status).toBe(200);
+  });
+  return ran.map(({ args }) => Number(args[args.indexOf("EF") + 1]));
 }
 
 /** Whether the index finds each product by its own vector, as its best hit. */
@@ -175,6 +184,10 @@ describe("SEARCH_HNSW_M in the service", () => {
       expect(first.status, JSON.stringify(first.body)).toBe(200);
       expectHits(first.body.results, expected, query);
       expect(await setMs(catalogId, s.server.config.redis.keyPrefix)).toMatchObject({ sets: 1, ms: [32] });
+      // And searches such a set deeper: SEARCH_EF_LARGE (750 by default) where a smaller set gets SEARCH_EF (250).
+      const { ef, efLarge } = s.server.config.search;
+      expect([ef, efLarge]).toEqual([250, 750]);
+      expect(await searchedEfs(s.server.app.redis, catalogId, search)).toEqual([efLarge]);
 
       // Split in two: 20 products a set, at most the threshold.
       const admin = restClient(s.server.restUrl, s.server.adminKey);
@@ -185,6 +198,7 @@ describe("SEARCH_HNSW_M in the service", () => {
       const again = await search();
       expect(again.status, JSON.stringify(again.body)).toBe(200);
       expectHits(again.body.results, expected, query);
+      expect(await searchedEfs(s.server.app.redis, catalogId, search)).toEqual([ef, ef]);
     } finally {
       await s.server.close();
       await text.close();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.js";
 import type { IndexAnswer, IndexEntry, IndexQuery } from "../../src/search/index.js";
 import { forEachPrimary, openRedis, RedisVectorIndex, type RedisClient, type RedisTarget } from "../../src/storage/redis/index.js";
-import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "../../src/storage/redis/query-script.js";
+import { COMMON_WORD_NEAREST, COMMON_WORD_NEAREST_LARGE, QUERY_SCRIPT } from "../../src/storage/redis/query-script.js";
 import { QUIET_MS } from "../../src/storage/redis/held-holders.js";
 import { NEAREST_SCRIPT } from "../../src/storage/redis/nearest-script.js";
 import { RANKED_FROM } from "../../src/storage/redis/lexical-script.js";
@@ -247,6 +247,53 @@ describe("VSIM on connections of its own", () => {
     expect(setDeletes).toHaveLength(1);
     expect(setDeletes[0]).toContain(`${prefix}{${other}}:meta`);
     expect(await redis.exists(`${prefix}{${other}}:meta`, `${prefix}{${other}}:vectors`)).toBe(0);
+  });
+});
+
+describe("a set past the large size (SEARCH_HNSW_M_LARGE_FROM)", () => {
+  const efOf = (args: string[]) => Number(args[args.indexOf("EF") + 1]);
+  const countOf = (args: string[]) => Number(args[args.indexOf("COUNT") + 1]);
+  /** The catalog's 3,000 elements are a large set from 2,999 on: threaded and through the script alone. */
+  const indexes = (from: number) => ({
+    threaded: new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, large: { ef: 300, from }, holderCacheEntries: 10_000, vsimConnections }),
+    scripted: new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, large: { ef: 300, from }, holderCacheEntries: 10_000 }),
+  });
+
+  it("walks unfiltered at the large EF and widens a common word's ask further, by either path alike", async () => {
+    const { threaded: deep, scripted: deepScripted } = indexes(N - 1);
+    for (const words of [[], ["brand7"], ["every"], ["every", "brand3", "w17"]]) {
+      const query = queryOf(randomUnit(random, DIM), words);
+      await deep.query(catalogId, query);
+      const ran = await vsimsOf(catalogId, async () => {
+        expect(comparable(await deep.query(catalogId, query)), words.join(" ")).toEqual(comparable(await deepScripted.query(catalogId, query)));
+      });
+      const count = words.includes("every") ? COUNT * COMMON_WORD_NEAREST_LARGE : COUNT;
+      expect(ran.map((v) => ({ lua: v.client === "lua", ef: efOf(v.args), count: countOf(v.args) })), words.join(" ")).toEqual([
+        { lua: false, ef: 300, count },
+        { lua: true, ef: 300, count },
+      ]);
+    }
+    expect(COMMON_WORD_NEAREST_LARGE).toBeGreaterThan(COMMON_WORD_NEAREST);
+  });
+
+  it("keeps SEARCH_EF and the usual widening in a set of at most that size, and for a filtered walk in a large one", async () => {
+    const { threaded: small } = indexes(N);
+    const common = queryOf(randomUnit(random, DIM), ["every"]);
+    await small.query(catalogId, common);
+    const ran = await vsimsOf(catalogId, async () => void (await small.query(catalogId, common)));
+    expect(ran.map((v) => ({ ef: efOf(v.args), count: countOf(v.args) }))).toEqual([{ ef: 100, count: COUNT * COMMON_WORD_NEAREST }]);
+
+    const { threaded: deep } = indexes(N - 1);
+    // A filter pushed down into the walk: its depth is the filter's (SEARCH_EF by its share), never
+    // the large EF, and a common word widens its ask as in a small set.
+    const filtered: IndexQuery = { ...queryOf(randomUnit(random, DIM), ["every"]), filters: [{ field: "rank", operator: "eq", value: "BOOST" }], count: 2 * COUNT };
+    await deep.query(catalogId, filtered);
+    await deep.settled();
+    const walked = await vsimsOf(catalogId, async () => void (await deep.query(catalogId, filtered)));
+    expect(walked).toHaveLength(1);
+    expect(walked[0]!.args).toContain("FILTER");
+    expect(efOf(walked[0]!.args)).toBeLessThanOrEqual(2 * COUNT * COMMON_WORD_NEAREST);
+    expect(countOf(walked[0]!.args)).toBe(2 * COUNT * COMMON_WORD_NEAREST);
   });
 });
 

@@ -31,6 +31,7 @@ export function createSearchIndex(
   const index = new RedisVectorIndex(redis, {
     keyPrefix: config.redis.keyPrefix,
     ef: config.search.ef,
+    large: { ef: config.search.efLarge, from: config.search.hnswLargeFrom },
     filterPostings: config.search.filterPostings,
     valueSetFields: config.search.valueSetFields,
     holderCacheEntries: config.search.holderCacheEntries,

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
-import { holderOrder, matchesFilters } from "../../search/index.js";
+import { holderOrder, matchesFilters, unfilteredEfFor } from "../../search/index.js";
 import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import { pushedFilters, redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
@@ -25,7 +25,7 @@ import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
 import { NEAREST_SCRIPT } from "./nearest-script.js";
-import { COMMON_WORD_NEAREST, QUERY_SCRIPT } from "./query-script.js";
+import { commonWordNearest, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
 import type { ScriptCall, ThreadedNearest } from "./threaded-nearest.js";
 import { NearestCopies } from "./nearest-copies.js";
@@ -38,6 +38,12 @@ export interface RedisVectorIndexOptions {
   keyPrefix: string;
   /** HNSW search breadth; raised to the requested count when that is larger. */
   ef: number;
+  /**
+   * An unfiltered search of a set of more than `largeFrom` elements walks at this breadth instead
+   * (at least `ef`), and a query with a common word there asks COMMON_WORD_NEAREST_LARGE times its
+   * count: recall@10 0.95 at 1M (README "Recall past 100k, and at 1M"). Unset: every set as a small one.
+   */
+  large?: { ef: number; from: number };
   /**
    * Keep field postings and a copy of every element and its attributes beside the set, so that
    * selective eq/in filters are answered by scoring their few candidates exactly (README:
@@ -362,6 +368,25 @@ export class SlotIndex {
     return Math.max(ask, FILTERED_EF_PER_HIT * query.count, Math.ceil(this.options.ef * (share ?? 1)));
   }
 
+  /**
+   * HNSW's depth for a query with no filter pushed down into its walk: deeper in a large set
+   * (hnsw-links.ts), as deep as the elements asked. A query whose filters the postings answer
+   * keeps SEARCH_EF, as the walks sized by a filter's share do.
+   */
+  private unfilteredEf(tag: string, query: IndexQuery, ask: number): number {
+    const ef = query.filters.length > 0 ? this.options.ef : unfilteredEfFor({ ef: this.options.ef, efLarge: this.options.large?.ef ?? this.options.ef, largeFrom: this.largeFromFor(query) }, this.facts.size(tag));
+    return Math.max(ef, ask);
+  }
+
+  /**
+   * Sets of more elements than this are searched as large ones (options.large): none without it,
+   * and none for a filtered query, whose paths (walks sized by the filter, post-filtered lists,
+   * candidates) keep their own depths.
+   */
+  private largeFromFor(query: IndexQuery): number {
+    return query.filters.length > 0 ? Number.MAX_SAFE_INTEGER : (this.options.large?.from ?? Number.MAX_SAFE_INTEGER);
+  }
+
   /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
   private filterExpression(tag: string, query: IndexQuery): string | undefined {
     return query.filters.length === 0 ? undefined : redisFilterExpression(query.filters, this.filterShares.stringFields(tag));
@@ -412,11 +437,11 @@ export class SlotIndex {
   private async queryThreaded(tag: string, query: IndexQuery, scan: boolean, useHeld = true): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
-    const ask = widened ? Math.ceil(query.count * COMMON_WORD_NEAREST) : query.count;
+    const ask = widened ? Math.ceil(query.count * commonWordNearest(this.facts.size(tag) ?? 0, this.largeFromFor(query))) : query.count;
     const filter = this.filterExpression(tag, query);
     const search = {
       count: ask,
-      ef: scan ? undefined : filter === undefined ? Math.max(this.options.ef, ask) : this.filteredEf(tag, query, ask),
+      ef: scan ? undefined : filter === undefined ? this.unfilteredEf(tag, query, ask) : this.filteredEf(tag, query, ask),
       filter: filter === undefined ? undefined : { expression: filter, ef: query.count * FILTER_EF_PER_HIT },
     };
     // The build the VSIM is to search: the vocabulary's (QUERY_SCRIPT checks it ahead), else the
@@ -607,7 +632,7 @@ export class SlotIndex {
     // Without field postings a filter, when one is pushed down, is in the script's only HNSW walk;
     // with them the script may instead ask plain HNSW, deep enough that enough pass.
     const pushed = filter !== "" && !this.withPostings(tag);
-    const ef = pushed ? this.filteredEf(tag, query, query.count) : Math.max(this.options.ef, query.count);
+    const ef = pushed ? this.filteredEf(tag, query, query.count) : this.unfilteredEf(tag, query, query.count);
     const lexical = query.lexical;
     // Every filter eq/in: the postings decide them all (their estimate holds for all of them, and
     // a candidate needs no check).
@@ -646,6 +671,7 @@ export class SlotIndex {
             String(lexical.maxProducts),
             String(lexical.commonWordProducts),
             String(lexical.commonProducts),
+            String(this.largeFromFor(query)),
             ...lexical.words,
           ]
         : [""]),
