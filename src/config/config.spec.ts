@@ -87,8 +87,8 @@ describe("SEARCH_HNSW_M", () => {
 });
 
 describe("SEARCH_EF_LARGE", () => {
-  it("is 750 when not set, beside SEARCH_EF's 250", () => {
-    expect(loadConfig({}).search).toMatchObject({ ef: 250, efLarge: 750 });
+  it("is 1,000 when not set, beside SEARCH_EF's 250", () => {
+    expect(loadConfig({}).search).toMatchObject({ ef: 250, efLarge: 1000 });
     expect(loadConfig({ SEARCH_EF_LARGE: "500" }).search.efLarge).toBe(500);
   });
 

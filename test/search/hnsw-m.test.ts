@@ -184,9 +184,9 @@ describe("SEARCH_HNSW_M in the service", () => {
       expect(first.status, JSON.stringify(first.body)).toBe(200);
       expectHits(first.body.results, expected, query);
       expect(await setMs(catalogId, s.server.config.redis.keyPrefix)).toMatchObject({ sets: 1, ms: [32] });
-      // And searches such a set deeper: SEARCH_EF_LARGE (750 by default) where a smaller set gets SEARCH_EF (250).
+      // And searches such a set deeper: SEARCH_EF_LARGE (1,000 by default) where a smaller set gets SEARCH_EF (250).
       const { ef, efLarge } = s.server.config.search;
-      expect([ef, efLarge]).toEqual([250, 750]);
+      expect([ef, efLarge]).toEqual([250, 1000]);
       expect(await searchedEfs(s.server.app.redis, catalogId, search)).toEqual([efLarge]);
 
       // Split in two: 20 products a set, at most the threshold.
