@@ -158,7 +158,7 @@ const schema = z.object({
   SEARCH_SUPER_BOOST: z.coerce.number().min(0).max(1).default(0.1),
   SEARCH_EXACT_UP_TO: z.coerce.number().int().min(0).default(2000),
   SEARCH_EF: z.coerce.number().int().min(1).max(10_000).default(250),
-  // README "Recall past 100k, and at 1M": what an unfiltered search of a set past SEARCH_HNSW_M_LARGE_FROM needs for 0.95.
+  // README "How deep an unfiltered search goes": what an unfiltered search of a set past SEARCH_HNSW_M_LARGE_FROM needs for 0.95 at 1M.
   SEARCH_EF_LARGE: z.coerce.number().int().min(1).max(10_000).default(1000),
   // Redis accepts 4-4096; past 64 a node's links outweigh its 203 floats many times over.
   SEARCH_HNSW_M: z.union([z.literal("auto"), z.coerce.number().int().min(4).max(64)]).default("auto"),

@@ -41,7 +41,7 @@ export interface RedisVectorIndexOptions {
   /**
    * An unfiltered search of a set of more than `largeFrom` elements walks at this breadth instead
    * (at least `ef`), and a query with a common word there asks COMMON_WORD_NEAREST_LARGE times its
-   * count: recall@10 0.95 at 1M (README "Recall past 100k, and at 1M"). Unset: every set as a small one.
+   * count: recall@10 0.95 at 1M (README "How deep an unfiltered search goes"). Unset: every set as a small one.
    */
   large?: { ef: number; from: number };
   /**
