@@ -140,7 +140,7 @@ end
 //       its token count and tokens; then for lexical matching ("" when none):
 //       vocabulary build, vocabulary size, most holders of a word, most holders read of a word
 //       held by more (its first in holderOrder), most such holders read in all, the set size past
-//       which a query with a common word asks COMMON_WORD_NEAREST_LARGE times its count, words...
+//       which a query with a common word asks COMMON_WORD_NEAREST_LARGE times its count ("" for none), words...
 // Without field postings, ARGV[14] is the generation of a filter's candidates the caller learned
 // (SlotIndex.learn): answered in mode 3 as of the same generation, in mode 4 (every product written
 // since whole, passing the filters or not: the caller applies them) when at most LEARNED_CATCH_UP

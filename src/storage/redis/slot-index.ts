@@ -374,17 +374,17 @@ export class SlotIndex {
    * keeps SEARCH_EF, as the walks sized by a filter's share do.
    */
   private unfilteredEf(tag: string, query: IndexQuery, ask: number): number {
-    const ef = query.filters.length > 0 ? this.options.ef : unfilteredEfFor({ ef: this.options.ef, efLarge: this.options.large?.ef ?? this.options.ef, largeFrom: this.largeFromFor(query) }, this.facts.size(tag));
+    const large = this.largeFor(query);
+    const ef = large ? unfilteredEfFor({ ef: this.options.ef, efLarge: large.ef, largeFrom: large.from }, this.facts.size(tag)) : this.options.ef;
     return Math.max(ef, ask);
   }
 
   /**
-   * Sets of more elements than this are searched as large ones (options.large): none without it,
-   * and none for a filtered query, whose paths (walks sized by the filter, post-filtered lists,
-   * candidates) keep their own depths.
+   * How the query searches a large set (options.large): not at all without it, nor for a filtered
+   * query, whose paths (walks sized by the filter, post-filtered lists, candidates) keep their own depths.
    */
-  private largeFromFor(query: IndexQuery): number {
-    return query.filters.length > 0 ? Number.MAX_SAFE_INTEGER : (this.options.large?.from ?? Number.MAX_SAFE_INTEGER);
+  private largeFor(query: IndexQuery): RedisVectorIndexOptions["large"] {
+    return query.filters.length > 0 ? undefined : this.options.large;
   }
 
   /** The query's pushed-down FILTER for the tag: in its cheaper form on fields its sample holds as strings. */
@@ -437,7 +437,7 @@ export class SlotIndex {
   private async queryThreaded(tag: string, query: IndexQuery, scan: boolean, useHeld = true): Promise<IndexAnswer | SplitAnswer | undefined> {
     const lexical = query.lexical;
     const widened = lexical !== undefined && this.facts.hasCommon(tag, lexical.words);
-    const ask = widened ? Math.ceil(query.count * commonWordNearest(this.facts.size(tag) ?? 0, this.largeFromFor(query))) : query.count;
+    const ask = widened ? Math.ceil(query.count * commonWordNearest(this.facts.size(tag) ?? 0, this.largeFor(query)?.from ?? Infinity)) : query.count;
     const filter = this.filterExpression(tag, query);
     const search = {
       count: ask,
@@ -671,7 +671,8 @@ export class SlotIndex {
             String(lexical.maxProducts),
             String(lexical.commonWordProducts),
             String(lexical.commonProducts),
-            String(this.largeFromFor(query)),
+            // "" (none): every set widens as a small one.
+            String(this.largeFor(query)?.from ?? ""),
             ...lexical.words,
           ]
         : [""]),
