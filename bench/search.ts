@@ -1253,6 +1253,8 @@ const FILTER_CASES: readonly [string, BenchFilter[][]][] = [
   ["20% (section in 2 values, 5 pairs in turn)", Array.from({ length: 5 }, (_, v) => [oneOf("section", [`s${v}`, `s${v + 5}`])])],
   ["2% (shop in 2 values, 50 pairs in turn)", Array.from({ length: 50 }, (_, v) => [oneOf("shop", [`h${v}`, `h${v + 50}`])])],
   ["0.1% (line)", [[eq("line", "l777")]]],
+  // Each a first ask (a rare brand's page asked once): the service has seen nothing of it.
+  ["0.1% (line, its 1,000 values in turn)", Array.from({ length: 1000 }, (_, v) => [eq("line", `l${v}`)])],
   ["1% (section and finish)", [[eq("section", "s3"), eq("finish", "f5")]]],
   ["1% (section and finish, 10 pairs in turn)", Array.from({ length: 10 }, (_, v) => [eq("section", `s${v}`), eq("finish", `f${(v + 3) % 10}`)])],
 ];

@@ -50,6 +50,11 @@ export interface IndexQuery {
   filters: readonly MetadataFilter[];
   /** Scan every element exactly when the set has at most this many (Infinity: always). */
   exactUpTo: number;
+  /**
+   * Scan exactly at once, too, a set whose sample says few enough pass the filters that an HNSW
+   * walk would come up short of `count` (the answer then says scannedAsRare).
+   */
+  scanIfRare?: boolean;
   /** The build version the caller expects. */
   expectedVersion: string;
   /**
@@ -112,6 +117,8 @@ export type IndexAnswer =
        * would have done had it been asked of one set.
        */
       scannedAfterShort?: boolean;
+      /** Some part of the index was scanned at once because its sample found the filters rare (IndexQuery.scanIfRare). */
+      scannedAsRare?: boolean;
     };
 
 /** A catalog's vocabulary: its build, and the words of its append-only list from `from` on. */

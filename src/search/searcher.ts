@@ -293,7 +293,8 @@ export class Searcher {
     let count = query ? wanted : 0;
     // A filter that left the approximate search short lately is scanned at once (short-filters.ts).
     const filterKey = want.filters.length > 0 ? `${catalogId}\n${JSON.stringify(want.filters)}` : undefined;
-    let exactUpTo = filterKey && count > 0 && this.shortFilters.scanAtOnce(filterKey) ? Infinity : this.settings.exactUpTo;
+    const plan = filterKey && count > 0 ? this.shortFilters.plan(filterKey) : "walk";
+    let exactUpTo = plan === "scan" ? Infinity : this.settings.exactUpTo;
     let synced = false;
     let vocabularyReads = 0;
     let vocabulary = typed && typed.words.length > 0 ? await this.vocabularies.get(catalogId) : undefined;
@@ -306,6 +307,7 @@ export class Searcher {
         count,
         filters: want.filters,
         exactUpTo,
+        scanIfRare: plan === "sample",
         expectedVersion,
         servableVersionPrefix: this.sync.servableVersionPrefix(),
         lexical:
@@ -357,7 +359,8 @@ export class Searcher {
       const short = nearest.length < count && !answer.exact;
       // Approximate answers tell whether the filter left HNSW short; so does a split catalog's
       // exact one when it had to scan a part after a short search.
-      if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort)) this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true);
+      if (filterKey && count > 0 && answer.scannedAsRare) this.shortFilters.noteRare(filterKey);
+      else if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort)) this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true);
       if (short) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;

@@ -2,30 +2,50 @@ import { describe, expect, it } from "vitest";
 import { SCAN_PROBE_EVERY, SHORT_BEFORE_SCAN, ShortFilters } from "./short-filters.js";
 
 describe("ShortFilters", () => {
-  it("scans a filter at once after SHORT_BEFORE_SCAN short searches in a row, and not before", () => {
+  it("leaves a filter never seen short to the sample, walks it while seen short fewer than SHORT_BEFORE_SCAN times in a row, then scans", () => {
     const filters = new ShortFilters();
+    expect(filters.plan("a")).toBe("sample");
     for (let k = 0; k < SHORT_BEFORE_SCAN; k++) {
-      expect(filters.scanAtOnce("a")).toBe(false);
+      expect(filters.plan("a")).toBe(k === 0 ? "sample" : "walk");
       filters.note("a", true);
     }
-    expect(filters.scanAtOnce("a")).toBe(true);
-    expect(filters.scanAtOnce("b")).toBe(false);
+    expect(filters.plan("a")).toBe("scan");
+    expect(filters.plan("b")).toBe("sample");
+    // A walk that gave enough of a filter never seen short leaves it to the sample.
+    filters.note("b", false);
+    expect(filters.plan("b")).toBe("sample");
   });
 
-  it("starts counting again after a search that was not short", () => {
+  it("starts counting again after a search that was not short, and walks while it counts", () => {
     const filters = new ShortFilters();
     filters.note("a", true);
     filters.note("a", false);
+    expect(filters.plan("a")).toBe("walk");
     filters.note("a", true);
-    expect(filters.scanAtOnce("a")).toBe(SHORT_BEFORE_SCAN <= 1);
+    expect(filters.plan("a")).toBe(SHORT_BEFORE_SCAN <= 1 ? "scan" : "walk");
   });
 
   it("asks HNSW again every SCAN_PROBE_EVERY-th query, and keeps to it if the probe was not short", () => {
     const filters = new ShortFilters();
     for (let k = 0; k < SHORT_BEFORE_SCAN; k++) filters.note("a", true);
-    const answers = Array.from({ length: 2 * SCAN_PROBE_EVERY }, () => filters.scanAtOnce("a"));
-    expect(answers.map((scan, k) => (scan ? -1 : k)).filter((k) => k >= 0)).toEqual([SCAN_PROBE_EVERY - 1, 2 * SCAN_PROBE_EVERY - 1]);
+    const plans = Array.from({ length: 2 * SCAN_PROBE_EVERY }, () => filters.plan("a"));
+    expect(plans.map((plan, k) => (plan === "scan" ? -1 : k)).filter((k) => k >= 0)).toEqual([SCAN_PROBE_EVERY - 1, 2 * SCAN_PROBE_EVERY - 1]);
     filters.note("a", false);
-    expect(filters.scanAtOnce("a")).toBe(false);
+    expect(filters.plan("a")).toBe("walk");
+  });
+
+  it("takes a filter the index scanned as rare as short: scanned at once, probed, and walked after a probe that gave enough", () => {
+    const filters = new ShortFilters();
+    filters.noteRare("a");
+    expect(filters.plan("a")).toBe("scan");
+    const plans = Array.from({ length: SCAN_PROBE_EVERY - 1 }, () => filters.plan("a"));
+    expect(plans.at(-1)).toBe("walk");
+    expect(plans.slice(0, -1).every((plan) => plan === "scan")).toBe(true);
+    filters.note("a", false);
+    expect(filters.plan("a")).toBe("walk");
+    // Seen short once since: the sample's verdict makes it short enough again.
+    filters.note("a", true);
+    filters.noteRare("a");
+    expect(filters.plan("a")).toBe("scan");
   });
 });

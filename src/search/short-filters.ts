@@ -5,7 +5,9 @@
 // selective filters without postings"). A storefront asks the same filters again (a category
 // page, a facet value), so a filter that came up short the last few times it was asked of a
 // catalog is scanned at once, and now and then asked of HNSW again in case it no longer comes up
-// short (the catalog grew, or its products changed).
+// short (the catalog grew, or its products changed). A filter not yet seen short is left to the
+// index's sample of the catalog, which scans it at once when few enough pass it (a rare brand's
+// first ask); the filter is then taken as short, and probed as the others.
 
 /** Approximate searches in a row that came up short before a filter is scanned at once. */
 export const SHORT_BEFORE_SCAN = 2;
@@ -17,11 +19,16 @@ const FILTERS_KEPT = 10_000;
 export class ShortFilters {
   private readonly filters = new Map<string, { short: number; scanned: number }>();
 
-  /** Whether a query of this filter (key: catalog and filters) should scan exactly at once. */
-  scanAtOnce(key: string): boolean {
+  /**
+   * How a query of this filter (key: catalog and filters) asks: "scan" exactly at once; "walk" HNSW
+   * (a probe, or a filter whose last walk gave enough); "sample": never seen short, so the index's
+   * sample decides (IndexQuery.scanIfRare).
+   */
+  plan(key: string): "scan" | "walk" | "sample" {
     const entry = this.filters.get(key);
-    if (!entry || entry.short < SHORT_BEFORE_SCAN) return false;
-    return ++entry.scanned % SCAN_PROBE_EVERY !== 0;
+    if (!entry) return "sample";
+    if (entry.short < SHORT_BEFORE_SCAN) return "walk";
+    return ++entry.scanned % SCAN_PROBE_EVERY !== 0 ? "scan" : "walk";
   }
 
   /** What an approximate search of the filter gave: fewer hits than asked, or enough. */
@@ -32,7 +39,18 @@ export class ShortFilters {
       return;
     }
     if (!short) return;
+    this.remember(key, 1);
+  }
+
+  /** The index scanned the filter at once, its sample finding it rare: taken as short as often as a scan at once needs. */
+  noteRare(key: string): void {
+    const entry = this.filters.get(key);
+    if (entry) entry.short = Math.max(entry.short, SHORT_BEFORE_SCAN);
+    else this.remember(key, SHORT_BEFORE_SCAN);
+  }
+
+  private remember(key: string, short: number): void {
     if (this.filters.size >= FILTERS_KEPT) this.filters.clear();
-    this.filters.set(key, { short: 1, scanned: 0 });
+    this.filters.set(key, { short, scanned: 0 });
   }
 }

@@ -160,10 +160,10 @@ interface Fixture {
   indexed: Indexed[];
 }
 
-async function fixture(env: Record<string, string>): Promise<Fixture> {
+async function fixture(env: Record<string, string>, count = COUNT): Promise<Fixture> {
   const s = await serve(env);
   const catalogId = await createCatalog(s);
-  const specs: ProductSpec[] = syntheticProducts(text, COUNT, { seed: 11, metadataOf });
+  const specs: ProductSpec[] = syntheticProducts(text, count, { seed: 11, metadataOf });
   await postProducts(s, catalogId, specs);
   await processProducts(s, specs);
   for (const [id, rank] of Object.entries(BOOSTED)) {
@@ -203,6 +203,34 @@ const recsBody = (f: Fixture, filters: readonly unknown[], topK: number, subject
   visualWeight: RECS_WEIGHT,
   filters,
 });
+
+/** How each /search of `body` asked the catalog's set, in order: "hnsw" (EF) or "scan" (TRUTH). */
+async function searchesOf(f: Fixture, body: object, times: number): Promise<string[][]> {
+  const asked: string[][] = [];
+  const vectors = `${f.s.server.config.redis.keyPrefix}{${f.catalogId}}:vectors`;
+  let current: string[] = [];
+  const monitors = await forEachPrimary(f.s.server.app.redis, (node) =>
+    monitorCommands(node.options, (args) => {
+      if (args[0]?.toUpperCase() === "VSIM" && args[1] === vectors) current.push(args.some((a) => a.toUpperCase() === "TRUTH") ? "scan" : "hnsw");
+    }),
+  );
+  try {
+    for (let k = 0; k < times; k++) {
+      const res = await f.s.api.post("/search", body);
+      expect(res.status).toBe(200);
+      expectHits(res.body.results, expectedSearch(f, (body as { filters: Filter[] }).filters, 10, QUERY));
+      // A filter being learned beside the search (SEARCH_FILTER_LEARNING) counts as its VSIMs.
+      await f.s.server.app.searchIndex.index.settled();
+      // MONITOR's lines may trail the reply.
+      await new Promise((r) => setTimeout(r, 100));
+      asked.push(current);
+      current = [];
+    }
+    return asked;
+  } finally {
+    await Promise.all(monitors.map((m) => m.stop()));
+  }
+}
 
 /** Runs the filters through /search (all matches, and a top 5) and /recs; compares with the reference. */
 async function check(f: Fixture, filters: Filter[], what: string): Promise<{ search: number; recs: number }> {
@@ -390,39 +418,11 @@ describe.each([
   });
 
   describe.runIf(hnsw)("selective filters, where an approximate filtered search may stop early", () => {
-    /** How each /search of `body` asked the catalog's set, in order: "hnsw" (EF) or "scan" (TRUTH). */
-    async function searchesOf(body: object, times: number): Promise<string[][]> {
-      const asked: string[][] = [];
-      const vectors = `${f.s.server.config.redis.keyPrefix}{${f.catalogId}}:vectors`;
-      let current: string[] = [];
-      const monitors = await forEachPrimary(f.s.server.app.redis, (node) =>
-        monitorCommands(node.options, (args) => {
-          if (args[0]?.toUpperCase() === "VSIM" && args[1] === vectors) current.push(args.some((a) => a.toUpperCase() === "TRUTH") ? "scan" : "hnsw");
-        }),
-      );
-      try {
-        for (let k = 0; k < times; k++) {
-          const res = await f.s.api.post("/search", body);
-          expect(res.status).toBe(200);
-          expectHits(res.body.results, expectedSearch(f, (body as { filters: Filter[] }).filters, 10, QUERY));
-          // A filter being learned beside the search (SEARCH_FILTER_LEARNING) counts as its VSIMs.
-          await f.s.server.app.searchIndex.index.settled();
-          // MONITOR's lines may trail the reply.
-          await new Promise((r) => setTimeout(r, 100));
-          asked.push(current);
-          current = [];
-        }
-        return asked;
-      } finally {
-        await Promise.all(monitors.map((m) => m.stop()));
-      }
-    }
-
     // With postings the filter's 3 candidates are scored at once: no search comes up short.
     it.runIf(!env.SEARCH_FILTER_POSTINGS)("scans a filter at once once its approximate search came up short twice in a row, and tries HNSW again now and then", async () => {
       // A filter of its own (no other test asks it): 3 of 300 pass, fewer than the 20 asked.
       const body = searchBody(f, [F("rare", "eq", true), F("price", "gte", 0)], 10);
-      const asked = await searchesOf(body, SHORT_BEFORE_SCAN + SCAN_PROBE_EVERY + 1);
+      const asked = await searchesOf(f, body, SHORT_BEFORE_SCAN + SCAN_PROBE_EVERY + 1);
       const short = ["hnsw", "scan"];
       expect(asked.slice(0, SHORT_BEFORE_SCAN)).toEqual(Array(SHORT_BEFORE_SCAN).fill(short));
       // Scanned at once, but for the probe, which finds it still short.
@@ -435,7 +435,7 @@ describe.each([
       // A filter of its own (no other test asks it): the 40 products of group "forty".
       const body = searchBody(f, [F("group", "in", ["forty", "learned-filter-test"])], 10);
       const learnedBefore = await learnings("learned");
-      const asked = await searchesOf(body, 4);
+      const asked = await searchesOf(f, body, 4);
       expect(asked[0]).not.toContain("scan");
       expect(asked[1]).toContain("scan");
       expect(asked.slice(2)).toEqual([[], []]);
@@ -533,5 +533,28 @@ describe.each([
         restRecs.body.results.map((r: Hit) => [r.productId, r.score, r.metadata]),
       );
     });
+  });
+});
+
+describe("a filter so rare that a walk would come up short, asked first of a catalog its sample does not hold whole", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    // 1,200 products: the index's sample of a set is 1,000 of its elements (filter-shares.ts).
+    f = await fixture({ SEARCH_EXACT_UP_TO: "0" }, 1200);
+  }, 180_000);
+  afterAll(async () => {
+    await f?.s.server.close();
+  });
+
+  it("is scanned at once from its first search, the sample finding at most two of 1,000 pass, and at once after", async () => {
+    // The set's size (any answer tells it), then its sample (read beside a filtered search).
+    await searchesOf(f, searchBody(f, [], 10), 1);
+    expect(await searchesOf(f, searchBody(f, [F("colour", "eq", "red")], 10), 1)).toEqual([["hnsw"]]);
+    // One product (sku-1198, priced 1,208.5); a range, which is never learned, so every search is the index's.
+    const rare = [F("price", "gt", 1208)];
+    expect(expectedSearch(f, rare, 10).map((h) => h.productId)).toEqual(["sku-1198"]);
+    expect(await searchesOf(f, searchBody(f, rare, 10), 3)).toEqual([["scan"], ["scan"], ["scan"]]);
+    // A filter many pass is walked as before.
+    expect(await searchesOf(f, searchBody(f, [F("colour", "eq", "blue")], 10), 1)).toEqual([["hnsw"]]);
   });
 });

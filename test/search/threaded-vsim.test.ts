@@ -383,9 +383,9 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
     };
     // 10% pass: 100 x 0.1 is under twice the 20 asked.
     expect(await walked([{ field: "colour", operator: "eq", value: "navy" }])).toBe(40);
-    // 70% pass (price 0-69 of 0-99): about 70, as the sample has it. A sample of 200 knows 70% within
-    // 3.2 points (one standard deviation; VRANDMEMBER's samples spread as binomial ones do), so
-    // 50-90 is six either side. (Half, between 40 and 65, failed a CI run: a sample of 40%.)
+    // 70% pass (price 0-69 of 0-99): about 70, as the sample has it. A sample of 1,000 knows 70%
+    // within 1.4 points (one standard deviation; VRANDMEMBER's samples spread as binomial ones do),
+    // so 50-90 is over ten either side. (Half, between 40 and 65, failed a CI run with a sample of 200: 40%.)
     const most = await walked([{ field: "price", operator: "lt", value: 70 }]);
     expect(most).toBeGreaterThan(50);
     expect(most).toBeLessThan(90);
@@ -465,9 +465,42 @@ describe("filters pushed down into a VSIM of its own, and exact scans of a large
       const broad = await ask([{ field: "colour", operator: "eq", value: "navy" }]);
       expect(broad.exact).toBe(false);
       expect(broad.scannedAfterShort).toBe(false);
+      // Asked to scan a rare filter at once, each part's sample of 1,000 (of 6,000) finds it rare
+      // (a range, which is never learned: every ask is the index's).
+      await threaded.settled();
+      const query: IndexQuery = { ...queryOf(randomUnit(random, DIM), []), filters: [{ field: "n", operator: "gte", value: 11_999 }], count: 2 * COUNT, scanIfRare: true };
+      let rare: IndexAnswer | undefined;
+      const ran = await vsimsDuring(redis, (key) => key.startsWith(`${prefix}{${split}`), async () => void (rare = await threaded.query(split, query)));
+      expect(ran.map((v) => v.args.includes("TRUTH"))).toEqual([true, true]);
+      expect(rare?.kind === "ok" && [rare.hits.map((h) => h.productId), rare.exact, rare.scannedAsRare, rare.scannedAfterShort]).toEqual([["l11999"], true, true, false]);
     } finally {
       await threaded.drop(split);
     }
+  });
+
+  it("scans at once a filter a full sample finds rare, when the query allows it, and says so", async () => {
+    const fresh = new RedisVectorIndex(redis, { keyPrefix: prefix, ef: 100, holderCacheEntries: 10_000, vsimConnections });
+    const ask = async (filters: IndexQuery["filters"], scanIfRare: boolean) => {
+      const query = { ...filtered(filters, [], 0), scanIfRare };
+      let answer: IndexAnswer | undefined;
+      const ran = await vsimsOf(largeId, async () => void (answer = await fresh.query(largeId, query)));
+      if (answer?.kind !== "ok") throw new Error(`answered ${answer?.kind}`);
+      return { answer, asked: ran.map((v) => (v.args.includes("TRUTH") ? "scan" : "hnsw")) };
+    };
+    // 12 of 12,000 pass (n 0-11): the sample of 1,000 holds about one.
+    const rare: IndexQuery["filters"] = [{ field: "n", operator: "lt", value: 12 }];
+    // Nothing known of the set yet (its size, then its sample): the walk comes up short, and the caller would scan.
+    expect((await ask(rare, true)).asked).toEqual(["hnsw"]);
+    await ask(rare, true);
+    await fresh.settled();
+    const scanned = await ask(rare, true);
+    expect(scanned.asked).toEqual(["scan"]);
+    expect([scanned.answer.exact, scanned.answer.scannedAsRare, scanned.answer.hits.length]).toEqual([true, true, 12]);
+    // Not when the caller walks it (a probe, or a filter seen to give enough), nor a filter many pass.
+    const walked = await ask(rare, false);
+    expect([walked.asked, walked.answer.exact, walked.answer.scannedAsRare]).toEqual([["hnsw"], false, undefined]);
+    const broad = await ask([{ field: "colour", operator: "eq", value: "navy" }], true);
+    expect([broad.asked, broad.answer.scannedAsRare]).toEqual([["hnsw"], undefined]);
   });
 
   it("leaves a scan of a set of at most 10,000 elements to the script: one round trip", async () => {

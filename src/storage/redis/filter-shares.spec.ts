@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../catalogs/index.js";
 import type { MetadataFilter } from "../../search/index.js";
-import { FILTER_SHARE_SAMPLE, FilterShares } from "./filter-shares.js";
+import { FILTER_SHARE_SAMPLE, FilterShares, RARE_MOST_PASSING } from "./filter-shares.js";
 
 const navy: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "navy" }];
 /** A tenth navy, the rest red. */
@@ -43,6 +43,30 @@ describe("FilterShares", () => {
     await shares.settled();
     expect(reads).toEqual(["t"]);
     expect(shares.stringFields("t")).toEqual(new Set(["colour", "brand"]));
+  });
+
+  it("calls a filter rare when at most RARE_MOST_PASSING of a full sample pass it, and none while no full sample is held", async () => {
+    let navies = RARE_MOST_PASSING;
+    let size = FILTER_SHARE_SAMPLE;
+    const { shares, clock } = setup(async () => Array.from({ length: size }, (_, i) => ({ colour: i < navies ? "navy" : "red" })));
+    expect(shares.rare("t", navy)).toBe(false);
+    await shares.settled();
+    expect(shares.rare("t", navy)).toBe(true);
+    expect(shares.rare("t", [{ field: "colour", operator: "eq", value: "red" }])).toBe(false);
+    // One more passing: not rare; the count of each filter is the new sample's.
+    navies = RARE_MOST_PASSING + 1;
+    clock.now += 6 * 60_000;
+    shares.share("t", navy);
+    await shares.settled();
+    expect(shares.rare("t", navy)).toBe(false);
+    // A set smaller than the sample (all of it read): a walk's shortfall is not told from it.
+    navies = 0;
+    size = FILTER_SHARE_SAMPLE - 1;
+    clock.now += 6 * 60_000;
+    shares.share("t", navy);
+    await shares.settled();
+    expect(shares.share("t", navy)).toBe(0);
+    expect(shares.rare("t", navy)).toBe(false);
   });
 
   it("asks for FILTER_SHARE_SAMPLE elements, and has no share of an empty set", async () => {

@@ -217,13 +217,28 @@ export class SlotIndex {
       if (answer) return answer;
     }
     const size = this.facts.size(tag);
-    if (size !== undefined && this.threadable(tag, query, size)) {
-      const answer = await this.queryThreaded(tag, query, size <= query.exactUpTo);
-      if (answer) return answer;
+    const rare = this.rarelyPassed(tag, query, size);
+    const asked = rare ? { ...query, exactUpTo: Number.POSITIVE_INFINITY } : query;
+    const marked = <T extends IndexAnswer | SplitAnswer>(answer: T): T => (rare && answer.kind === "ok" ? { ...answer, scannedAsRare: true } : answer);
+    if (size !== undefined && this.threadable(tag, asked, size)) {
+      const answer = await this.queryThreaded(tag, asked, size <= asked.exactUpTo);
+      if (answer) return marked(answer);
     }
-    const answer = await this.queryScripted(tag, query, share);
+    const answer = await this.queryScripted(tag, asked, share);
     // A learned set written away, dropped by now: the query is asked again without it.
-    return answer.kind === "written" ? this.query(tag, query, share) : answer;
+    return answer.kind === "written" ? this.query(tag, query, share) : marked(answer);
+  }
+
+  /**
+   * Whether a query that may be scanned at once when its filters are rare (scanIfRare) is: pushed
+   * down into an HNSW walk (no field postings, whose paths count the candidates themselves) of a
+   * set the tag's sample finds few enough pass that the walk would come up short (filter-shares.ts).
+   */
+  private rarelyPassed(tag: string, query: IndexQuery, size: number | undefined): boolean {
+    if (!query.scanIfRare || query.count === 0 || query.filters.length === 0 || size === undefined || size <= query.exactUpTo) return false;
+    if (this.withPostings(tag)) return false;
+    const pushed = pushedFilters(query.filters);
+    return pushed.length > 0 && this.filterShares.rare(tag, pushed);
   }
 
   /**

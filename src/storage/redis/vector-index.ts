@@ -104,6 +104,7 @@ export class RedisVectorIndex implements VectorIndex {
       lexical: oks.flatMap((a) => a.lexical),
       moreCommonHolders: oks.some((a) => a.moreCommonHolders),
       scannedAfterShort,
+      scannedAsRare: oks.some((a) => a.scannedAsRare === true),
     };
   }
 
