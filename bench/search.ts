@@ -880,7 +880,7 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
   let load: LoadGenerator | undefined;
   try {
     const loaded = await loadCatalog(bench, n, options, text);
-    const queries = await queriesWithTruth(bench, loaded, text, options.filters);
+    const queries = await queriesWithTruth(bench, loaded, text, options.filters ? options.filterCases : undefined);
     const parts = await inProcessBreakdown(bench, loaded, queries, text, options);
     const { app, config } = bench;
     const { exactUpTo } = config.search;
@@ -1265,7 +1265,12 @@ const FILTER_CASES: readonly [string, BenchFilter[][]][] = [
  */
 const IMPORT_CASES = ["1% (shop)", "1% (section and finish)", "1% (section and finish, 10 pairs in turn)"];
 
-/** 1 where the product passes (bytes: a rotating case keeps 100 masks of the catalog). */
+/** Whether --filter-cases (`only`; empty: every case) keeps the case of this label. */
+function caseRuns(label: string, only: readonly string[]): boolean {
+  return only.length === 0 || only.some((word) => label.includes(word));
+}
+
+/** 1 where the product passes (bytes: a rotating case keeps up to a mask a query of the catalog). */
 type FilterMask = Uint8Array;
 
 /** Which of the catalog's products pass the filters, by the service's own rule. */
@@ -1274,7 +1279,8 @@ function filterMask(catalog: Catalog, filters: readonly BenchFilter[]): FilterMa
 }
 
 /** 3: the same query vectors the service builds from the texts, and their exact answers. */
-async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text: OpenedSentenceEncoder, filters: boolean): Promise<BenchQueries> {
+/** `filterCases`: the filter cases run (--filter-cases; empty: all), whose answers are worked out too; undefined: none. */
+async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text: OpenedSentenceEncoder, filterCases: readonly string[] | undefined): Promise<BenchQueries> {
   const { config, app } = bench;
   const boosts = { boost: config.search.boost, superBoost: config.search.superBoost };
   const queries: string[] = [];
@@ -1302,10 +1308,13 @@ async function queriesWithTruth(bench: BenchService, loaded: LoadedCatalog, text
     truthAgree += truth[q]!.filter((id) => ids.has(id)).length;
   }
   const scoreStarted = performance.now();
-  const masks = filters ? FILTER_CASES.map(([, sets]) => sets.map((f) => filterMask(loaded.catalog, f))) : [];
+  // Null for a case not run; of a rotating case only the sets the queries take (query k takes k % sets).
+  const masks = filterCases
+    ? FILTER_CASES.map(([label, sets]) => (caseRuns(label, filterCases) ? sets.slice(0, queries.length).map((f) => filterMask(loaded.catalog, f)) : null))
+    : [];
   const truths = config.search.lexical ? documentedScoreTruth(loaded.catalog, queries, vectors, text, boosts, [undefined, ...masks]) : undefined;
   const scoreTruth = truths ? truths[0]! : truth;
-  const filteredScoreTruth = truths && filters ? truths.slice(1) : undefined;
+  const filteredScoreTruth = truths && filterCases ? truths.slice(1) : undefined;
   console.log(`  ground truth, documented score         brute force in JS, lexical term included (${((performance.now() - scoreStarted) / queries.length).toFixed(1)} ms/query); ` +
     `the vector truth's top ${TOP_K} agree on ${scoreTruth.reduce((n, t, q) => n + t.filter((id) => truth[q]!.includes(id)).length, 0)}/${truth.length * TOP_K} ids`);
   const negative = exact.filter((e) => e.dots.some((d) => d < 0)).length;
@@ -1326,8 +1335,8 @@ function documentedScoreTruth(
   vectors: readonly Float32Array[],
   text: OpenedSentenceEncoder,
   boosts: Boosts,
-  /** Per answer set: none (unfiltered) or masks, query k taking mask k % masks. */
-  masks: readonly (readonly FilterMask[] | undefined)[],
+  /** Per answer set: none (unfiltered), masks (query k taking mask k % masks), or null: not wanted (no answers). */
+  masks: readonly (readonly FilterMask[] | undefined | null)[],
 ): string[][][] {
   const { n, dims, elements } = catalog;
   const productWords = Array.from({ length: n }, (_, i) => lexicalWords(catalog.descriptor(i)));
@@ -1367,6 +1376,7 @@ function documentedScoreTruth(
       scores[i] = scoreFromDots({ visual, text: textDot }, catalog.rank(i), { visualWeight: VISUAL_WEIGHT, boosts }, similarity);
     }
     masks.forEach((sets, m) => {
+      if (sets === null) return;
       const keep = sets?.[k % sets.length];
       // The top K (ids ascend with the index, so an earlier product wins a tie).
       const best: number[] = [];
@@ -1589,10 +1599,11 @@ async function filteredRuns(
   const filtered: FilteredOutcome[] = [];
   for (const [caseIndex, [caseLabel, filters]] of FILTER_CASES.entries()) {
     if (during && !IMPORT_CASES.includes(caseLabel)) continue;
-    if (only.length > 0 && !only.some((word) => caseLabel.includes(word))) continue;
+    if (!caseRuns(caseLabel, only)) continue;
     const label = during ? `${caseLabel} during an import` : caseLabel;
     const importing = during && startImport(during.app, loaded, during.rate);
-    const keeps = filters.map((f) => filterMask(catalog, f));
+    // Query q asks set q % sets: of a rotating case with more sets than queries, the first ones.
+    const keeps = filters.slice(0, q.vectors.length).map((f) => filterMask(catalog, f));
     const truthF = q.vectors.map((v, k) => {
       const e = bruteForceTopK(catalog, v, TOP_K, keeps[k % keeps.length]);
       return e.ids.filter((_, k) => e.dots[k]! >= 0);

@@ -147,6 +147,8 @@ function bareEqualsAny(sel: string, values: readonly (string | number | boolean)
   return terms.length === 1 ? terms[0] : `(${terms.join(" or ")})`;
 }
 
+const NUMBER_START = /^\s*[+-]?(?:[0-9]|\.[0-9]|inf|nan)/i;
+
 /**
  * strtod reads no number from the start of `v` (after its leading space and sign: no digit, no
  * `.` and a digit, no inf or nan; hex starts with 0), so Redis reads it as 0 whether it wants the
@@ -155,8 +157,6 @@ function bareEqualsAny(sel: string, values: readonly (string | number | boolean)
 function readsAsNoNumber(v: string): boolean {
   return !NUMBER_START.test(v);
 }
-
-const NUMBER_START = /^\s*[+-]?(?:[0-9]|\.[0-9]|inf|nan)/i;
 
 /** "", or failing that "_", "__", ...: a string outside `values` that Redis reads as the number 0. */
 function guardString(values: readonly unknown[]): string {
