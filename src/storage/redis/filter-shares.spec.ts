@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../catalogs/index.js";
 import type { MetadataFilter } from "../../search/index.js";
-import { FILTER_SHARE_SAMPLE, FilterShares, RARE_MOST_PASSING } from "./filter-shares.js";
+import { FILTER_SHARE_SAMPLE, FilterShares, RARE_MOST_PASSING, SAMPLE_CHARS_KEPT } from "./filter-shares.js";
 
 const navy: MetadataFilter[] = [{ field: "colour", operator: "eq", value: "navy" }];
 /** A tenth navy, the rest red. */
@@ -115,7 +115,7 @@ describe("FilterShares", () => {
     expect(shares.share("t", navy)).toBeCloseTo(0.1, 5);
   });
 
-  it("keeps the samples of the 256 tags asked most recently", async () => {
+  it("keeps the samples of the 64 tags asked most recently", async () => {
     const { shares, reads } = setup(async (size) => tenthNavy(size));
     for (let t = 0; t < 257; t++) {
       shares.share(`t${t}`, navy);
@@ -127,5 +127,25 @@ describe("FilterShares", () => {
     expect(shares.share("t0", navy)).toBeCloseTo(0.1, 5);
     expect(shares.share("t1", navy)).toBeUndefined();
     expect(shares.share("t256", navy)).toBeCloseTo(0.1, 5);
+  });
+
+  it("keeps no more than SAMPLE_CHARS_KEPT characters of attributes in all, the least recently asked going first, but always the latest", async () => {
+    // Each sample four tenths of the budget: two fit, a third pushes out the one asked least recently.
+    const text = "x".repeat(Math.ceil((0.4 * SAMPLE_CHARS_KEPT) / FILTER_SHARE_SAMPLE));
+    let huge = false;
+    const { shares } = setup(async (size) => Array.from({ length: size }, () => ({ colour: "navy", text: huge ? text + text + text : text })));
+    for (const tag of ["a", "b"]) {
+      shares.share(tag, navy);
+      await shares.settled();
+    }
+    shares.share("a", navy);
+    shares.share("c", navy);
+    await shares.settled();
+    expect(["a", "b", "c"].map((tag) => shares.share(tag, navy))).toEqual([1, undefined, 1]);
+    // One sample past the budget alone is kept, alone.
+    huge = true;
+    shares.share("d", navy);
+    await shares.settled();
+    expect(["a", "c", "d"].map((tag) => shares.share(tag, navy))).toEqual([undefined, undefined, 1]);
   });
 });

@@ -34,6 +34,11 @@ const SAMPLE_MAX_AGE_MS = 5 * 60_000;
 const RETRY_AFTER_MS = 10_000;
 /** Tags whose samples are kept (each about 1,000 attribute objects); past it the least recently asked goes. */
 const TAGS_KEPT = 64;
+/**
+ * Characters of attribute JSON the samples hold in all, past which the least recently asked go too
+ * (but the latest): 64 samples of 500-byte metadata, two of the 16 KB a product may have.
+ */
+export const SAMPLE_CHARS_KEPT = 32_000_000;
 /** Filters whose passing counts a sample keeps; past it, they are counted afresh. */
 const COUNTS_KEPT = 1024;
 
@@ -43,6 +48,8 @@ interface Sample {
   stringFields: ReadonlySet<string>;
   /** How many of the sample pass each filter counted so far (key: the filters as JSON). */
   passing: Map<string, number>;
+  /** Characters of its attributes as JSON. */
+  chars: number;
   readAt: number;
 }
 
@@ -51,6 +58,7 @@ export type SampleReader = (tag: string, size: number) => Promise<JsonObject[]>;
 
 export class FilterShares {
   private readonly samples = new Map<string, Sample>();
+  private chars = 0;
   private readonly reading = new Map<string, Promise<void>>();
   private readonly failedAt = new Map<string, number>();
 
@@ -96,6 +104,13 @@ export class FilterShares {
     return sample;
   }
 
+  private drop(tag: string): void {
+    const sample = this.samples.get(tag);
+    if (!sample) return;
+    this.samples.delete(tag);
+    this.chars -= sample.chars;
+  }
+
   /** Resolves once the samples being read are held (or not): for tests. */
   async settled(): Promise<void> {
     while (this.reading.size > 0) await Promise.all(this.reading.values());
@@ -109,9 +124,11 @@ export class FilterShares {
       .then(
         (attributes) => {
           this.failedAt.delete(tag);
-          this.samples.delete(tag);
-          this.samples.set(tag, { attributes, stringFields: stringFieldsOf(attributes), passing: new Map(), readAt: this.now() });
-          if (this.samples.size > TAGS_KEPT) this.samples.delete(this.samples.keys().next().value!);
+          this.drop(tag);
+          const chars = attributes.reduce((n, a) => n + JSON.stringify(a).length, 0);
+          this.samples.set(tag, { attributes, stringFields: stringFieldsOf(attributes), passing: new Map(), chars, readAt: this.now() });
+          this.chars += chars;
+          while (this.samples.size > 1 && (this.samples.size > TAGS_KEPT || this.chars > SAMPLE_CHARS_KEPT)) this.drop(this.samples.keys().next().value!);
         },
         // Only an estimate: the query that asked went on at full depth, and so do the next ones a while.
         () => {
