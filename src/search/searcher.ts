@@ -359,8 +359,9 @@ export class Searcher {
       const short = nearest.length < count && !answer.exact;
       // Approximate answers tell whether the filter left HNSW short; so does a split catalog's
       // exact one when it had to scan a part after a short search.
-      if (filterKey && count > 0 && answer.scannedAsRare) this.shortFilters.noteRare(filterKey);
-      else if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort)) this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true);
+      if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort || answer.scannedAsRare)) {
+        this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true || answer.scannedAsRare === true);
+      }
       if (short) {
         // Fewer than asked from an approximate filtered search, which may have given up early.
         exactUpTo = Infinity;

@@ -33,19 +33,4 @@ describe("ShortFilters", () => {
     filters.note("a", false);
     expect(filters.plan("a")).toBe("walk");
   });
-
-  it("takes a filter the index scanned as rare as short: scanned at once, probed, and walked after a probe that gave enough", () => {
-    const filters = new ShortFilters();
-    filters.noteRare("a");
-    expect(filters.plan("a")).toBe("scan");
-    const plans = Array.from({ length: SCAN_PROBE_EVERY - 1 }, () => filters.plan("a"));
-    expect(plans.at(-1)).toBe("walk");
-    expect(plans.slice(0, -1).every((plan) => plan === "scan")).toBe(true);
-    filters.note("a", false);
-    expect(filters.plan("a")).toBe("walk");
-    // Seen short once since: the sample's verdict makes it short enough again.
-    filters.note("a", true);
-    filters.noteRare("a");
-    expect(filters.plan("a")).toBe("scan");
-  });
 });

@@ -7,7 +7,9 @@
 // catalog is scanned at once, and now and then asked of HNSW again in case it no longer comes up
 // short (the catalog grew, or its products changed). A filter not yet seen short is left to the
 // index's sample of the catalog, which scans it at once when few enough pass it (a rare brand's
-// first ask); the filter is then taken as short, and probed as the others.
+// first ask); that counts as one short search, so its next search walks, and a rare filter that
+// goes with its queries' own neighbourhood (a brand asked by name) is walked from then on instead
+// of scanned, while one that comes up short again is scanned at once.
 
 /** Approximate searches in a row that came up short before a filter is scanned at once. */
 export const SHORT_BEFORE_SCAN = 2;
@@ -31,7 +33,7 @@ export class ShortFilters {
     return ++entry.scanned % SCAN_PROBE_EVERY !== 0 ? "scan" : "walk";
   }
 
-  /** What an approximate search of the filter gave: fewer hits than asked, or enough. */
+  /** What an approximate search of the filter gave (or would have: a scan at once of a rare one): fewer hits than asked, or enough. */
   note(key: string, short: boolean): void {
     const entry = this.filters.get(key);
     if (entry) {
@@ -39,18 +41,7 @@ export class ShortFilters {
       return;
     }
     if (!short) return;
-    this.remember(key, 1);
-  }
-
-  /** The index scanned the filter at once, its sample finding it rare: taken as short as often as a scan at once needs. */
-  noteRare(key: string): void {
-    const entry = this.filters.get(key);
-    if (entry) entry.short = Math.max(entry.short, SHORT_BEFORE_SCAN);
-    else this.remember(key, SHORT_BEFORE_SCAN);
-  }
-
-  private remember(key: string, short: number): void {
     if (this.filters.size >= FILTERS_KEPT) this.filters.clear();
-    this.filters.set(key, { short, scanned: 0 });
+    this.filters.set(key, { short: 1, scanned: 0 });
   }
 }
