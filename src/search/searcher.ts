@@ -291,7 +291,8 @@ export class Searcher {
     let wanted = want.topK + (want.exclude === undefined ? 0 : 1);
     if (want.filters.length > 0) wanted *= 2;
     let count = query ? wanted : 0;
-    // A filter that left the approximate search short lately is scanned at once (short-filters.ts).
+    // A filter that left the approximate search short lately is scanned at once, and one never seen
+    // short is scanned at once when the index's sample finds it rare (short-filters.ts).
     const filterKey = want.filters.length > 0 ? `${catalogId}\n${JSON.stringify(want.filters)}` : undefined;
     const plan = filterKey && count > 0 ? this.shortFilters.plan(filterKey) : "walk";
     let exactUpTo = plan === "scan" ? Infinity : this.settings.exactUpTo;
@@ -358,7 +359,8 @@ export class Searcher {
       const nearest = answer.hits.map((h) => ({ productId: h.productId, score: query!.score(h.cosine), attributes: h.attributes, failsFilters: h.failsFilters }));
       const short = nearest.length < count && !answer.exact;
       // Approximate answers tell whether the filter left HNSW short; so does a split catalog's
-      // exact one when it had to scan a part after a short search.
+      // exact one when it had to scan a part after a short search, and a scan at once of a rare
+      // filter counts as a short search.
       if (filterKey && count > 0 && (!answer.exact || answer.scannedAfterShort || answer.scannedAsRare)) {
         this.shortFilters.note(filterKey, short || answer.scannedAfterShort === true || answer.scannedAsRare === true);
       }
