@@ -10,6 +10,7 @@ export type { HnswMSetting, SearchEfSettings } from "./hnsw-links.js";
 export { SEARCH_LIMITS } from "./requests.js";
 export type { RecommendationRequest, SearchRequest } from "./requests.js";
 export { FILTER_OPERATORS, matchesFilters, parseFilters } from "./filters.js";
+export { attributeFacets, facetToken, filterFacetGroups, tokenHead } from "./filter-facets.js";
 export type { FilterOperator, MetadataFilter, RawFilter } from "./filters.js";
 export { elementVector, queryVector, scoreFromDots, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 export type { Boosts } from "./vector-layout.js";
@@ -25,6 +26,7 @@ export type {
   LexicalHit,
   LexicalQuery,
   IndexSource,
+  FacetSource,
   ProductEmbeddings,
   QueuedChange,
   SearchLog,

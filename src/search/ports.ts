@@ -200,6 +200,22 @@ export interface IndexSource {
   exclusively<T>(catalogId: string, waitMs: number, work: () => Promise<T>): Promise<T | undefined>;
 }
 
+/**
+ * Which of a catalog's products may pass eq/in filters, from the facets (filter-facets.ts) the
+ * catalogs' store keeps of every product's metadata: a rare filter's candidates named without
+ * scanning the vector index.
+ */
+export interface FacetSource {
+  /**
+   * Ids of the catalog's products that hold, for every group, one of its facets: every product whose
+   * metadata passes the filters the groups came from is among them, with at most a few more (a
+   * superset: callers filter exactly). "too many" when more than `most` hold every group's facets
+   * alike; undefined when the store cannot tell (its facets of the catalog are still being written,
+   * or a group is on `rank`, which is not metadata).
+   */
+  productsWith(catalogId: string, groups: readonly (readonly string[])[], most: number): Promise<readonly string[] | "too many" | undefined>;
+}
+
 /** What search and recommendations read from MySQL per request. */
 export interface SearchSource {
   /** The organization's active catalog and its map; undefined when there is none (404). */

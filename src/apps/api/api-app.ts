@@ -133,8 +133,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       await workers.stop();
       await sweeper.stop();
       await searchLog.close();
-      // Filters being learned read Redis until they are held.
-      await searchIndex.index.settled();
+      // Filters being learned read Redis until they are held; facets being written, MySQL.
+      await Promise.all([searchIndex.index.settled(), searchIndex.facets.settled()]);
       // With no offline queue, QUIT fails at once while Redis is away: then just drop the socket.
       await Promise.all([redis, ...vsimConnections].map((connection) => connection.quit().catch(() => connection.disconnect())));
       await text.close();

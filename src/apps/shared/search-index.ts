@@ -4,12 +4,14 @@ import type { SentenceEncoder } from "../../embeddings/index.js";
 import type { Logger } from "../../logging/index.js";
 import { IndexSync, VisualSpaces } from "../../search/index.js";
 import type { MysqlConnection } from "../../storage/mysql/index.js";
-import { MysqlIndexSource } from "../../storage/mysql/index.js";
+import { MysqlFacetSource, MysqlIndexSource } from "../../storage/mysql/index.js";
 import { RedisVectorIndex } from "../../storage/redis/index.js";
 import type { LearningOutcome } from "../../storage/redis/index.js";
 
 export interface SearchIndex {
   index: RedisVectorIndex;
+  /** The catalogs' facets the index names rare filters' products from (its backfills end before MySQL closes). */
+  facets: MysqlFacetSource;
   spaces: VisualSpaces;
   sync: IndexSync;
 }
@@ -28,6 +30,12 @@ export function createSearchIndex(
   vsimConnections: readonly RedisClient[] = [],
   learned?: (outcome: LearningOutcome) => void,
 ): SearchIndex {
+  const facets = new MysqlFacetSource(mysql.db, {
+    onBackfill: (catalogId, outcome) => {
+      if ("error" in outcome) log.warn({ err: outcome.error, catalogId }, "writing a catalog's product facets failed; its rare filters are scanned until a later search tries again");
+      else log.info({ catalogId, products: outcome.products }, "product facets written for a catalog that had products before them");
+    },
+  });
   const index = new RedisVectorIndex(redis, {
     keyPrefix: config.redis.keyPrefix,
     ef: config.search.ef,
@@ -36,6 +44,7 @@ export function createSearchIndex(
     valueSetFields: config.search.valueSetFields,
     holderCacheEntries: config.search.holderCacheEntries,
     filterLearning: config.search.filterLearning,
+    facets,
     onLearning: (outcome, error) => {
       // The search that started it is answered as usual; its own calls report a store that is away.
       if (outcome === "failed") log.warn({ err: error }, "filter learning failed; the filter is searched as before");
@@ -49,5 +58,5 @@ export function createSearchIndex(
     hnswM: config.search.hnswM,
     hnswLargeFrom: config.search.hnswLargeFrom,
   });
-  return { index, spaces, sync };
+  return { index, facets, spaces, sync };
 }

@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { forEachPrimary } from "./connection.js";
 import type { RedisClient } from "./connection.js";
-import { holderOrder, matchesFilters, unfilteredEfFor } from "../../search/index.js";
-import type { IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
+import { attributeFacets, filterFacetGroups, holderOrder, matchesFilters, tokenHead, unfilteredEfFor } from "../../search/index.js";
+import type { FacetSource, IndexAnswer, IndexEntry, IndexHit, IndexQuery, LexicalHit, VocabularyRead } from "../../search/index.js";
 import type { JsonObject } from "../../catalogs/index.js";
 import { pushedFilters, redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { FilterShares } from "./filter-shares.js";
@@ -20,7 +20,6 @@ import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-sc
 import type { CandidateResult } from "./candidate-scores.js";
 import { HeldCandidates } from "./held-candidates.js";
 import type { Candidate } from "./held-candidates.js";
-import { attributeFacets, filterFacetGroups, tokenHead } from "./facets.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
@@ -62,6 +61,12 @@ export interface RedisVectorIndexOptions {
    * candidates in the holder cache's room (filter-learning.ts); off when unset.
    */
   filterLearning?: boolean;
+  /**
+   * Names a rare filter's candidates from the catalogs' store (storage/mysql/product-facets.ts): its
+   * first ask, which the set's sample finds rare, is then learned at once from them and answered
+   * exactly, instead of scanning the set. Needs filterLearning.
+   */
+  facets?: FacetSource;
   /** Told how each learning ended (filter-learning.ts), with the error of one that failed: metrics and logs. */
   onLearning?: (outcome: LearningOutcome, error?: unknown) => void;
   /**
@@ -147,6 +152,12 @@ const LEARNED_SHARE_OF_CACHE = 1 / 8;
  * and without field postings the build's generation ("<build>:<write count>"). "written": a
  * filter's learned candidates (learn) are no longer as the build is, and were dropped.
  */
+/**
+ * The products of a tag's set (of its catalog, when not split) that the catalogs' store finds may
+ * pass a filter's facet groups, at most `most` (FacetSource.productsWith).
+ */
+export type NamedProducts = (groups: readonly (readonly string[])[], most: number) => Promise<readonly string[] | "too many" | undefined>;
+
 type ScriptedAnswer =
   | Exclude<IndexAnswer, { kind: "ok" }>
   | SplitAnswer
@@ -210,7 +221,7 @@ export class SlotIndex {
    * may cost here (candidates scored exactly, elements asked of plain HNSW), so that a split
    * catalog's query costs about what one set's would.
    */
-  async query(tag: string, query: IndexQuery, share = 1): Promise<IndexAnswer | SplitAnswer> {
+  async query(tag: string, query: IndexQuery, share = 1, named?: NamedProducts): Promise<IndexAnswer | SplitAnswer> {
     const learnable = this.learnableGroups(tag, query);
     if (learnable) {
       const answer = await this.fromLearned(tag, query, learnable, share);
@@ -218,6 +229,10 @@ export class SlotIndex {
     }
     const size = this.facts.size(tag);
     const rare = this.rarelyPassed(tag, query, size);
+    if (rare && learnable && named) {
+      const answer = await this.fromNamed(tag, query, learnable, share, named);
+      if (answer) return answer;
+    }
     const asked = rare ? { ...query, exactUpTo: Number.POSITIVE_INFINITY } : query;
     const marked = <T extends IndexAnswer | SplitAnswer>(answer: T): T => (rare && answer.kind === "ok" ? { ...answer, scannedAsRare: true } : answer);
     if (size !== undefined && this.threadable(tag, asked, size)) {
@@ -297,6 +312,42 @@ export class SlotIndex {
     return undefined;
   }
 
+  /**
+   * A rare filter's first ask answered from its matches as the catalogs' store names them (`named`,
+   * options.facets): read as holders and held as the filter's learned set at once (as `learn` holds
+   * a scan's), then answered from it like any learned filter. Undefined (the query goes on as
+   * without them) when the store cannot tell, names more than a learned set holds, or names a
+   * product the set holds without a holder (no words), which only a scan would find.
+   */
+  private async fromNamed(tag: string, query: IndexQuery, groups: string[][], share: number, named: NamedProducts): Promise<IndexAnswer | SplitAnswer | undefined> {
+    const most = this.learnedMost(share);
+    if (!this.candidateSets.fits(tag, groups, 1)) return undefined;
+    const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
+    if (ahead.kind !== "ok" || !ahead.generation) return undefined;
+    const ids = await named(groups, most);
+    if (ids === undefined || ids === "too many" || ids.length > most || !this.candidateSets.fits(tag, groups, ids.length)) return undefined;
+    const held = await this.readMatches(tag, ahead.generation, ids, query.filters, "not in the set");
+    if (!(held instanceof HeldCandidates)) return undefined;
+    this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
+    this.candidateSets.noteAsked(tag, groups, ids.length, true);
+    if (!this.candidateSets.get(tag, groups)) return undefined;
+    const key = keyOf(tag, groups);
+    this.learning.learned(key);
+    this.options.onLearning?.("named");
+    const answer = await this.queryScripted(tag, query, share);
+    if (answer.kind === "written") {
+      this.learning.lost(key, answer.generation);
+      return undefined;
+    }
+    if (answer.kind === "ok") this.learning.served(key);
+    return answer;
+  }
+
+  /** The most matches a learned set of a tag holding `share` of its catalog may hold. */
+  private learnedMost(share: number): number {
+    return Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
+  }
+
   /** Resolves once the filters being learned and the samples being read now are held (or not): for an orderly close, and tests. */
   async settled(): Promise<void> {
     while (this.learningNow) await this.learningNow;
@@ -315,7 +366,7 @@ export class SlotIndex {
    * mode 4), as after any write.
    */
   private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<LearningOutcome | undefined> {
-    const most = Math.floor(Math.min(EXACT_CANDIDATES_HELD * share, (this.options.holderCacheEntries ?? 0) * LEARNED_SHARE_OF_CACHE));
+    const most = this.learnedMost(share);
     const search = { count: most + 1, ef: undefined, filter: { expression: this.filterExpression(tag, query)!, ef: query.count * FILTER_EF_PER_HIT } };
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
@@ -345,24 +396,46 @@ export class SlotIndex {
   }
 
   /**
-   * A learned filter's matches (`ids`, as its scan named them) read as holders, those passing the
-   * filters as candidates to hold. "lost" when one is not read: without words (it has no holder),
-   * or removed since the scan.
+   * A learned filter's matches (`ids`, as its scan named them, or the catalogs' store) read as
+   * holders, those passing the filters as candidates to hold. "lost" when one is not read: without
+   * words (it has no holder), or removed since the scan. Of ids the store named (`unread` "not in the
+   * set"), one not read may also not be in the set (not processed yet): it is looked for, and left
+   * out if absent.
    */
-  private async readMatches(tag: string, generation: string, ids: readonly string[], filters: IndexQuery["filters"]): Promise<HeldCandidates | "lost" | "vocabulary"> {
+  private async readMatches(
+    tag: string,
+    generation: string,
+    ids: readonly string[],
+    filters: IndexQuery["filters"],
+    unread: "lost" | "not in the set" = "lost",
+  ): Promise<HeldCandidates | "lost" | "vocabulary"> {
     const read = new Map<string, CachedHolder>();
     for (let from = 0; from < ids.length; from += LEARNED_HOLDERS_PER_CALL) {
       if ((await this.readHolders(tag, generationBuild(generation), ids.slice(from, from + LEARNED_HOLDERS_PER_CALL), read)) === "vocabulary") return "vocabulary";
     }
+    const missing = ids.filter((id) => !read.has(id));
+    if (missing.length > 0 && (unread === "lost" || (await this.anyInSet(tag, missing)))) return "lost";
     const candidates: Candidate[] = [];
-    for (const productId of ids) {
-      const holder = read.get(productId);
-      if (!holder) return "lost";
+    for (const [productId, holder] of read) {
       // The FILTER expression may pass more than the filters do; and a product written since the
       // scan (the set is then of an older generation, brought up to date at the next ask) is taken as it is now.
       if (matchesFilters(filters, holder.attributes)) candidates.push({ productId, ...holder });
     }
     return new HeldCandidates(candidates);
+  }
+
+  /** Whether any of these ids is an element of the tag's set (every element has attributes: its rank at least). */
+  private async anyInSet(tag: string, ids: readonly string[]): Promise<boolean> {
+    const key = this.vectorsKey(tag);
+    for (let from = 0; from < ids.length; from += PIPELINE) {
+      const pipeline = this.redis.pipeline();
+      for (const id of ids.slice(from, from + PIPELINE)) pipeline.call("VGETATTR", key, id);
+      for (const [error, json] of (await pipeline.exec()) ?? []) {
+        if (error) throw error;
+        if (json !== null) return true;
+      }
+    }
+    return false;
   }
 
   /** Whether the tag's build keeps field postings: this process writes them, or a reply said so. */

@@ -11,8 +11,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "./connection.js";
 import { byCosine } from "./best-hits.js";
 import { SlotIndex } from "./slot-index.js";
-import type { RedisVectorIndexOptions } from "./slot-index.js";
-import type { IndexAnswer, IndexBuild, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
+import type { NamedProducts, RedisVectorIndexOptions } from "./slot-index.js";
+import type { FacetSource, IndexAnswer, IndexBuild, IndexEntry, IndexQuery, VectorIndex, VocabularyRead } from "../../search/index.js";
 
 export type { RedisVectorIndexOptions } from "./slot-index.js";
 
@@ -34,15 +34,20 @@ export class RedisVectorIndex implements VectorIndex {
   private readonly slots: SlotIndex;
   private readonly layouts = new Map<string, Layout>();
 
+  private readonly facets: FacetSource | undefined;
+
   constructor(redis: RedisClient, options: RedisVectorIndexOptions) {
     this.slots = new SlotIndex(redis, options);
+    this.facets = options.filterLearning ? options.facets : undefined;
   }
 
   async query(catalogId: string, query: IndexQuery): Promise<IndexAnswer> {
     let fresh = false;
     for (let attempt = 0; ; attempt++) {
       const layout = this.layouts.get(catalogId);
-      const answer = layout ? await this.querySplit(layout, query, fresh || attempt >= MOVED_RETRIES) : await this.slots.query(catalogId, query);
+      const answer = layout
+        ? await this.querySplit(catalogId, layout, query, fresh || attempt >= MOVED_RETRIES)
+        : await this.slots.query(catalogId, query, 1, this.namedOf(catalogId));
       if (answer.kind === "split") {
         this.remember(catalogId, layoutOf(catalogId, answer.layout));
         fresh = true;
@@ -58,13 +63,15 @@ export class RedisVectorIndex implements VectorIndex {
    * Every part at once, merged. "moved": the layout remembered is not the catalog's any more (a part
    * is gone, or the vocabulary names other parts); `settled` answers it as it is instead.
    */
-  private async querySplit(layout: Layout, query: IndexQuery, settled: boolean): Promise<IndexAnswer | { kind: "moved" }> {
+  private async querySplit(catalogId: string, layout: Layout, query: IndexQuery, settled: boolean): Promise<IndexAnswer | { kind: "moved" }> {
     const lexical = query.lexical;
     const vocabularies = lexical && partVocabularies(lexical.vocabulary.build, layout);
     if (lexical && !vocabularies) return settled ? { kind: "vocabulary" } : { kind: "moved" };
-    const share = 1 / layout.tags.length;
+    const parts = layout.tags.length;
+    const share = 1 / parts;
+    const named = this.namedByPart(catalogId, parts);
     const ask = (k: number, exactUpTo = query.exactUpTo) =>
-      this.slots.query(layout.tags[k]!, { ...query, exactUpTo, lexical: lexical && { ...lexical, vocabulary: vocabularies![k]! } }, share);
+      this.slots.query(layout.tags[k]!, { ...query, exactUpTo, lexical: lexical && { ...lexical, vocabulary: vocabularies![k]! } }, share, named?.(k));
     const answers = await Promise.all(layout.tags.map((_, k) => ask(k)));
     const gone = answers.find((a) => a.kind === "split" || (a.kind === "stale" && a.version === undefined));
     if (gone) return settled ? { kind: "stale", version: undefined } : { kind: "moved" };
@@ -106,6 +113,24 @@ export class RedisVectorIndex implements VectorIndex {
       scannedAfterShort,
       scannedAsRare: oks.some((a) => a.scannedAsRare === true),
     };
+  }
+
+  /** What the catalogs' store names of a rare filter's products (options.facets), for a catalog not split. */
+  private namedOf(catalogId: string): NamedProducts | undefined {
+    const facets = this.facets;
+    return facets && ((groups, most) => facets.productsWith(catalogId, groups, most));
+  }
+
+  /** The same for each part of a catalog split in `parts`: one lookup for them all (about `most` a part), each part given its own. */
+  private namedByPart(catalogId: string, parts: number): ((part: number) => NamedProducts) | undefined {
+    const facets = this.facets;
+    if (!facets) return undefined;
+    let lookup: ReturnType<FacetSource["productsWith"]> | undefined;
+    return (part: number): NamedProducts =>
+      async (groups, most) => {
+        const named = await (lookup ??= facets.productsWith(catalogId, groups, most * parts));
+        return typeof named === "object" ? named.filter((id) => partOf(id, parts) === part) : named;
+      };
   }
 
   async vocabulary(catalogId: string, known: { build: string; size: number } | undefined): Promise<VocabularyRead> {

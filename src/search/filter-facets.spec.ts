@@ -2,10 +2,10 @@
 // filter exactly when it holds one of the filter's postings. Checked over generated attributes
 // and filters (types mixed on purpose: "1" vs 1 vs true, arrays, nested values, long strings).
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonValue } from "../../catalogs/model.js";
-import { matchesFilters, type MetadataFilter } from "../../search/filters.js";
-import { seededRandom } from "../../../test/support/random.js";
-import { attributeFacets, facetToken, filterFacetGroups } from "./facets.js";
+import type { JsonObject, JsonValue } from "../catalogs/model.js";
+import { matchesFilters, type MetadataFilter } from "./filters.js";
+import { seededRandom } from "../../test/support/random.js";
+import { attributeFacets, facetToken, filterFacetGroups } from "./filter-facets.js";
 
 const SCALARS: (string | number | boolean)[] = ["1", 1, true, false, 0, -0, "", "a", "A", 'it\'s "q"\n', "x".repeat(200), "x".repeat(199) + "y", 2.5, 1e21, "赤"];
 const FIELDS = ["f", "g", "a.b", "with space", "constructor", "__proto__"];

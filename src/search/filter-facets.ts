@@ -1,19 +1,17 @@
 /**
- * Field postings ("facets") kept beside a catalog's vector set: for every top-level metadata value
- * that is a string, number or boolean (and every such element of an array), a Redis set of the
- * products holding it, plus per product the list of its postings so an update or removal can take
- * it out of the old ones (lexical-script.ts writes both, in the same call as the product's words).
- *
- * They answer `eq` and `in` exactly as src/search/filters.ts defines them: a product passes
- * `eq field v` exactly when it holds the posting of (field, v) (same JSON type: the token is the
- * JSON of [field, v]; an array passes when an element does). So the products passing every eq/in
- * filter are an intersection of unions of postings: the query script reads their count (SCARD) and,
- * when it is small, scores exactly those products (VEMB) instead of asking HNSW. Long tokens are
- * cut and hashed: two values sharing a key only add candidates, which the exact post-filter drops.
+ * Facets: a name for each (field, value) pair of a product's attributes, so that an index of them
+ * answers `eq` and `in` exactly as filters.ts defines them. Every top-level metadata value that is a
+ * string, number or boolean (and every such element of an array) is a facet; a product passes
+ * `eq field v` exactly when it holds the facet of (field, v) (same JSON type: the token is the JSON
+ * of [field, v]; an array passes when an element does), so the products passing every eq/in filter
+ * are an intersection of unions of facets. Two stores keep them: Redis's field postings beside a
+ * vector set (SEARCH_FILTER_POSTINGS, storage/redis) and MySQL's product_facets table
+ * (storage/mysql/product-facets.ts). Long tokens are cut and hashed: two values sharing a key only
+ * add candidates, which the exact post-filter drops.
  */
 import { createHash } from "node:crypto";
-import type { JsonObject } from "../../catalogs/model.js";
-import type { MetadataFilter } from "../../search/filters.js";
+import type { JsonObject } from "../catalogs/model.js";
+import type { MetadataFilter } from "./filters.js";
 
 const MAX_TOKEN = 100;
 
