@@ -59,8 +59,9 @@ function randomMetadata(random: () => number): JsonObject {
 function randomFilters(random: () => number): MetadataFilter[] {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
   const fields = FIELDS.filter((f) => f !== "rank");
+  const listed = SCALARS.filter((v) => typeof v !== "boolean") as (string | number)[];
   const one = (): MetadataFilter =>
-    random() < 0.6 ? { field: pick(fields), operator: "eq", value: pick(SCALARS) } : { field: pick(fields), operator: "in", value: [pick(SCALARS), pick(SCALARS)] };
+    random() < 0.6 ? { field: pick(fields), operator: "eq", value: pick(SCALARS) } : { field: pick(fields), operator: "in", value: [pick(listed), pick(listed)] };
   return random() < 0.7 ? [one()] : [one(), one()];
 }
 
