@@ -1193,7 +1193,7 @@ async function loadCatalog(bench: BenchService, n: number, options: Options, tex
   const written = await lock.exclusively(catalogId, 60_000, async () => {
     const [result] = await app.mysql.pool.query("DELETE FROM index_queue WHERE catalog_id = ?", [catalogId]);
     leftInQueue = (result as { affectedRows: number }).affectedRows;
-    return app.searchIndex.index.rebuild(catalogId, expectedVersion, entryPages(catalog, 1000), { parts: options.parts, m });
+    return app.searchIndex.index.rebuild(catalogId, expectedVersion, withFacets(app, catalogId, entryPages(catalog, 1000)), { parts: options.parts, m });
   });
   if (written === undefined) throw new Error(`the index of catalog ${catalogId} stayed locked for 60 s`);
   const loadIndexMs = performance.now() - indexStarted;
@@ -1657,6 +1657,14 @@ function entryOf(catalog: Catalog, i: number): IndexEntry {
   };
 }
 
+/** The pages, each one's facets written first, as the service's sync writes them (index-sync.ts). */
+async function* withFacets(app: ApiApp, catalogId: string, pages: AsyncIterable<IndexEntry[]>): AsyncGenerator<IndexEntry[]> {
+  for await (const page of pages) {
+    await app.searchIndex.facets.write(catalogId, page.map((e) => ({ productId: e.productId, metadata: e.attributes })));
+    yield page;
+  }
+}
+
 async function* entryPages(catalog: Catalog, size: number): AsyncGenerator<IndexEntry[]> {
   for (let start = 0; start < catalog.n; start += size) {
     const page: IndexEntry[] = [];
@@ -1681,6 +1689,7 @@ function startImport(app: ApiApp, loaded: LoadedCatalog, rate: number): { stop()
       const wait = started + ((written + BATCH) / rate) * 1000 - performance.now();
       if (wait > 0) await sleep(wait);
       const page = Array.from({ length: BATCH }, () => entryOf(loaded.catalog, Math.floor(random() * loaded.catalog.n)));
+      await app.searchIndex.facets.write(loaded.catalogId, page.map((e) => ({ productId: e.productId, metadata: e.attributes })));
       await app.searchIndex.index.upsert(loaded.catalogId, page);
       written += BATCH;
     }

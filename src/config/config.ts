@@ -168,7 +168,7 @@ const schema = z.object({
   // As low as the ranked sets go (storage/redis RANKED_FROM): README "Lexical matching at scale".
   SEARCH_LEXICAL_MAX_HOLDERS: z.coerce.number().int().min(1).max(1_000_000).default(128),
   SEARCH_FILTER_POSTINGS: z.enum(["on", "off"]).default("off"),
-  // Plain and short, so a posting token's head (facets.ts tokenHead) is kept whole even in a long
+  // Plain and short, so a posting token's head (search/filter-facets.ts tokenHead) is kept whole even in a long
   // value's hashed token.
   SEARCH_VALUE_SETS: z
     .string()

@@ -5,7 +5,7 @@
 // replaces the whole set from MySQL alone: nothing is re-embedded.
 import type { SentenceEncoder } from "../embeddings/index.js";
 import type { Logger } from "../logging/index.js";
-import type { IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
+import type { FacetStore, IndexableProduct, IndexEntry, IndexSource, VectorIndex } from "./ports.js";
 import { lexicalWords } from "./lexical.js";
 import { elementVector, VECTOR_LAYOUT_VERSION } from "./vector-layout.js";
 import { hnswMFor } from "./hnsw-links.js";
@@ -54,6 +54,8 @@ export class IndexSync {
     private readonly text: SentenceEncoder,
     private readonly log: Logger,
     private readonly options: IndexSyncOptions,
+    /** The facets of what the index holds (ports.ts), written beside it; none: not kept. */
+    private readonly facets?: FacetStore,
   ) {}
 
   /** The index version a catalog with this map must have; anything else is rebuilt. */
@@ -83,6 +85,7 @@ export class IndexSync {
         // An orphan was found by a scan of every key, so its drop scans too: whatever no name
         // leads to goes with it.
         await this.index.drop(catalogId, { everyKey: options.orphan === true });
+        await this.facets?.remove(catalogId, undefined);
         await this.source.dropPending(catalogId);
         return { dropped: true, rebuilt: undefined, applied: 0, parts: undefined };
       }
@@ -154,8 +157,13 @@ export class IndexSync {
       const ids = changes.map((c) => c.productId);
       const present = await this.source.indexable(catalogId, ids);
       const kept = new Set(present.map((p) => p.productId));
+      const removed = ids.filter((id) => !kept.has(id));
+      // Facets before the index's writes and after its removals: a product they name that the
+      // index does not hold (yet, or any more) is looked for and left out.
+      await this.facets?.write(catalogId, present);
       await this.index.upsert(catalogId, await entriesOf(present, space));
-      await this.index.remove(catalogId, ids.filter((id) => !kept.has(id)));
+      await this.index.remove(catalogId, removed);
+      await this.facets?.remove(catalogId, removed);
       await this.source.acknowledge(catalogId, changes);
       applied += changes.length;
       if (changes.length < PAGE) break;
@@ -168,6 +176,7 @@ export class IndexSync {
     for (;;) {
       const page = await this.source.indexablePage(catalogId, after, PAGE);
       if (page.length === 0) return;
+      await this.facets?.write(catalogId, page);
       yield await entriesOf(page, space);
       if (page.length < PAGE) return;
       after = page[page.length - 1]!.productId;

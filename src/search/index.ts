@@ -27,6 +27,7 @@ export type {
   LexicalQuery,
   IndexSource,
   FacetSource,
+  FacetStore,
   ProductEmbeddings,
   QueuedChange,
   SearchLog,

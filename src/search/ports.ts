@@ -202,8 +202,8 @@ export interface IndexSource {
 
 /**
  * Which of a catalog's products may pass eq/in filters, from the facets (filter-facets.ts) the
- * catalogs' store keeps of every product's metadata: a rare filter's candidates named without
- * scanning the vector index.
+ * catalogs' store keeps of the metadata of the products in its index: a selective filter's
+ * candidates named without walking or scanning the vector index.
  */
 export interface FacetSource {
   /**
@@ -214,6 +214,14 @@ export interface FacetSource {
    * or a group is on `rank`, which is not metadata).
    */
   productsWith(catalogId: string, groups: readonly (readonly string[])[], most: number): Promise<readonly string[] | "too many" | undefined>;
+}
+
+/** The facets of the products in a catalog's index, written by the index sync beside the index's own writes. */
+export interface FacetStore extends FacetSource {
+  /** Replaces these products' facets with those of their metadata (`rank` aside: it is not metadata). */
+  write(catalogId: string, products: readonly { productId: string; metadata: JsonObject }[]): Promise<void>;
+  /** Removes these products' facets, or every product's of the catalog (undefined). */
+  remove(catalogId: string, productIds: readonly string[] | undefined): Promise<void>;
 }
 
 /** What search and recommendations read from MySQL per request. */

@@ -1,4 +1,4 @@
-// The field postings beside a vector set (src/storage/redis/facets.ts) and the query script's
+// The field postings beside a vector set (src/search/filter-facets.ts) and the query script's
 // candidate path, on the run's real Redis (one server, or the cluster in the "cluster" project):
 // when the eq/in filters' postings hold few products, the index scores exactly every product holding
 // them and answers with the best `count` of those passing every filter (complete when that is all); the postings follow upserts and removals;

@@ -4,14 +4,14 @@ import type { SentenceEncoder } from "../../embeddings/index.js";
 import type { Logger } from "../../logging/index.js";
 import { IndexSync, VisualSpaces } from "../../search/index.js";
 import type { MysqlConnection } from "../../storage/mysql/index.js";
-import { MysqlFacetSource, MysqlIndexSource } from "../../storage/mysql/index.js";
+import { MysqlFacetStore, MysqlIndexSource } from "../../storage/mysql/index.js";
 import { RedisVectorIndex } from "../../storage/redis/index.js";
 import type { LearningOutcome } from "../../storage/redis/index.js";
 
 export interface SearchIndex {
   index: RedisVectorIndex;
-  /** The catalogs' facets the index names rare filters' products from (its backfills end before MySQL closes). */
-  facets: MysqlFacetSource;
+  /** The facets of what the index holds, which name selective filters' products (its backfills end before MySQL closes). */
+  facets: MysqlFacetStore;
   spaces: VisualSpaces;
   sync: IndexSync;
 }
@@ -30,7 +30,7 @@ export function createSearchIndex(
   vsimConnections: readonly RedisClient[] = [],
   learned?: (outcome: LearningOutcome) => void,
 ): SearchIndex {
-  const facets = new MysqlFacetSource(mysql.db, {
+  const facets = new MysqlFacetStore(mysql.db, {
     onBackfill: (catalogId, outcome) => {
       if ("error" in outcome) log.warn({ err: outcome.error, catalogId }, "writing a catalog's product facets failed; its rare filters are scanned until a later search tries again");
       else log.info({ catalogId, products: outcome.products }, "product facets written for a catalog that had products before them");
@@ -53,10 +53,14 @@ export function createSearchIndex(
     vsimConnections,
   });
   const spaces = new VisualSpaces(text);
-  const sync = new IndexSync(new MysqlIndexSource(mysql.db, mysql.pool), index, spaces, text, log, {
-    partSize: config.search.partSize,
-    hnswM: config.search.hnswM,
-    hnswLargeFrom: config.search.hnswLargeFrom,
-  });
+  const sync = new IndexSync(
+    new MysqlIndexSource(mysql.db, mysql.pool),
+    index,
+    spaces,
+    text,
+    log,
+    { partSize: config.search.partSize, hnswM: config.search.hnswM, hnswLargeFrom: config.search.hnswLargeFrom },
+    facets,
+  );
   return { index, facets, spaces, sync };
 }

@@ -7,6 +7,6 @@ export { MysqlProcessingQueue } from "./processing-queue.js";
 export { MysqlTextImageMapStore, MAP_CHUNK_BYTES, readMapBytes } from "./text-image-map-store.js";
 export { MysqlIndexSource } from "./index-source.js";
 export { MysqlSearchSource } from "./search-source.js";
-export { MysqlFacetSource } from "./product-facets.js";
+export { MysqlFacetStore } from "./product-facets.js";
 export { MysqlSearchLog } from "./search-log.js";
 export { countProductsByStatus } from "./product-statistics.js";

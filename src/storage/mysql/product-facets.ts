@@ -1,18 +1,23 @@
-// MySQL's facets of every product's metadata (search/filter-facets.ts), written in the same
-// transaction as the product: the products a rare eq/in filter can pass are then one indexed read
-// (a few milliseconds for a few hundred products) instead of an exact scan of the catalog's vector
-// set, which evaluates the filter on every element (about 40 ms at 100k products, 400 ms at 1M).
-// They live on disk beside the products, not in Redis's memory, where field postings cost 1.6 KB a
-// product (SEARCH_FILTER_POSTINGS).
+// MySQL's facets (search/filter-facets.ts) of the metadata of the products in each catalog's
+// search index, written by the index sync beside its own writes to the index: the products a
+// selective eq/in filter can pass are then one indexed read (a few milliseconds for a few hundred
+// products) instead of a filtered walk or an exact scan of the catalog's vector set, which
+// evaluates the filter on every element (about 40 ms at 100k products, 400 ms at 1M). They live
+// on disk beside the products, not in Redis's memory, where field postings cost 1.6 KB a product
+// (SEARCH_FILTER_POSTINGS); and they are written at the index's pace (its processing), so creating
+// products is not slowed by them (written with every product, they took the bench's 100,000
+// Create Products from 15 s to 59).
 //
-// A catalog that had products before the table existed is not complete (catalogs.facets_complete):
-// the first lookup of it starts writing them, page by page under row locks, while its lookups
-// answer "cannot tell" and its searches scan as before.
+// A catalog whose index was written before the table existed is not complete
+// (catalogs.facets_complete): the first lookup of it starts writing every one of its products'
+// facets from the products table (a superset of the index's: a product named that the index does
+// not hold is looked for and left out), page by page under row locks, while its lookups answer
+// "cannot tell" and its searches go on as before.
 import { createHash } from "node:crypto";
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { JsonObject } from "../../catalogs/index.js";
 import { attributeFacets, tokenHead } from "../../search/index.js";
-import type { FacetSource } from "../../search/index.js";
+import type { FacetStore } from "../../search/index.js";
 import { bulkInsert } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { catalogs, productFacets, products } from "./schema.js";
@@ -21,16 +26,21 @@ import { catalogs, productFacets, products } from "./schema.js";
 const INSERT_ROWS = 2000;
 /** Products per DELETE of their facets. */
 const DELETE_CHUNK = 1000;
-/** Products a backfill transaction writes the facets of, its rows locked meanwhile. */
+/** Products a backfill transaction writes the facets of, their rows locked meanwhile. */
 const BACKFILL_PAGE = 500;
-/** Catalogs remembered complete per process (they never become incomplete again). */
+/** Catalogs remembered complete per process (none becomes incomplete again). */
 const COMPLETE_KEPT = 100_000;
+/**
+ * Facet writes: READ COMMITTED, so that their deletes lock only the rows they find, not the gaps
+ * between them, where a concurrent write of other products inserts (under MariaDB's default
+ * REPEATABLE READ, writes of interleaved products at once deadlocked in the test).
+ */
+const FACET_WRITES = { isolationLevel: "read committed" } as const;
 
 /** The attributes' `rank` is the product's rank column, not metadata: no facet of it is kept. */
 const RANK_HEAD = tokenHead("rank");
 
-/** What writes facets: a transaction, or the pool for a backfill's own. */
-type Writer = Pick<Database, "execute" | "delete">;
+type Executor = Pick<Database, "execute" | "delete">;
 
 /** A facet token's key in the table. */
 function facetKey(token: string): Buffer {
@@ -44,47 +54,29 @@ function metadataFacets(metadata: JsonObject): Buffer[] {
     .map(facetKey);
 }
 
-/** Replaces the facets of these products with those of their metadata (inside the caller's transaction). */
-export async function writeFacets(tx: Writer, catalogId: string, written: readonly { id: string; metadata: JsonObject }[]): Promise<void> {
-  // In one order, so concurrent transactions take the rows of the same products in one order.
-  const sorted = [...written].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  await deleteFacets(
-    tx,
-    catalogId,
-    sorted.map((p) => p.id),
-  );
-  const rows: [string, Buffer, string][] = [];
-  for (const product of sorted) for (const facet of metadataFacets(product.metadata)) rows.push([catalogId, facet, product.id]);
-  const columns = [productFacets.catalogId, productFacets.facet, productFacets.productId];
-  // IGNORE-free: the delete above leaves none of these products' rows, and a product's facets are distinct.
-  for (let start = 0; start < rows.length; start += INSERT_ROWS) await bulkInsert(tx, productFacets, columns, rows.slice(start, start + INSERT_ROWS));
-}
-
-/** Removes the facets of these products, or of every product of the catalog (undefined). */
-export async function deleteFacets(tx: Writer, catalogId: string, ids: readonly string[] | undefined): Promise<void> {
-  if (ids === undefined) {
-    await tx.delete(productFacets).where(eq(productFacets.catalogId, catalogId));
-    return;
-  }
-  for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
-    const chunk = ids.slice(start, start + DELETE_CHUNK);
-    await tx.delete(productFacets).where(and(eq(productFacets.catalogId, catalogId), inArray(productFacets.productId, chunk)));
-  }
-}
-
-export interface MysqlFacetSourceOptions {
+export interface MysqlFacetStoreOptions {
   /** A backfill of a catalog's facets ended: how many products it wrote, or the error that stopped it (tried again at a later lookup). */
   onBackfill?: (catalogId: string, outcome: { products: number } | { error: unknown }) => void;
 }
 
-export class MysqlFacetSource implements FacetSource {
+export class MysqlFacetStore implements FacetStore {
   private readonly complete = new Set<string>();
   private readonly backfills = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Database,
-    private readonly options: MysqlFacetSourceOptions = {},
+    private readonly options: MysqlFacetStoreOptions = {},
   ) {}
+
+  async write(catalogId: string, written: readonly { productId: string; metadata: JsonObject }[]): Promise<void> {
+    if (written.length === 0) return;
+    await this.db.transaction((tx) => writeFacets(tx, catalogId, written), FACET_WRITES);
+  }
+
+  async remove(catalogId: string, productIds: readonly string[] | undefined): Promise<void> {
+    if (productIds?.length === 0) return;
+    await this.db.transaction((tx) => deleteFacets(tx, catalogId, productIds), FACET_WRITES);
+  }
 
   async productsWith(catalogId: string, groups: readonly (readonly string[])[], most: number): Promise<readonly string[] | "too many" | undefined> {
     if (groups.length === 0 || groups.some((g) => g.length === 0 || g.some((token) => token.startsWith(RANK_HEAD)))) return undefined;
@@ -116,7 +108,7 @@ export class MysqlFacetSource implements FacetSource {
     return rows.map((r) => r.productId);
   }
 
-  /** Whether the table holds every product's facets of the catalog; when not, its backfill is started. */
+  /** Whether the table holds the facets of every product of the catalog's index; when not, its backfill is started. */
   private async isComplete(catalogId: string): Promise<boolean> {
     if (this.complete.has(catalogId)) return true;
     const rows = await this.db.select({ complete: catalogs.facetsComplete }).from(catalogs).where(eq(catalogs.id, catalogId));
@@ -141,11 +133,11 @@ export class MysqlFacetSource implements FacetSource {
   }
 
   /**
-   * Writes the facets of every product the catalog had before the table existed, a page at a time,
-   * each page's product rows locked (FOR UPDATE) while their facets are written, so that a write of
-   * one of them meanwhile (which writes its own facets) lands before or after, never between. Products
-   * written since the table exists already have theirs; another process backfilling the same catalog
-   * at once writes the same rows.
+   * Writes the facets of every product of the catalog from its metadata in the products table, a
+   * page at a time, each page's product rows locked (FOR UPDATE) while their facets are written, so
+   * that a replacement of one of them meanwhile lands before or after. The index sync writes the
+   * facets of what it indexes meanwhile; another process backfilling the same catalog at once writes
+   * the same rows.
    */
   private async backfill(catalogId: string): Promise<number> {
     let after: string | undefined;
@@ -153,7 +145,7 @@ export class MysqlFacetSource implements FacetSource {
     for (;;) {
       const page = await this.db.transaction(async (tx) => {
         const rows = await tx
-          .select({ id: products.id, metadata: products.metadata })
+          .select({ productId: products.id, metadata: products.metadata })
           .from(products)
           .where(and(eq(products.catalogId, catalogId), after === undefined ? undefined : gt(products.id, after)))
           .orderBy(asc(products.id))
@@ -161,12 +153,37 @@ export class MysqlFacetSource implements FacetSource {
           .for("update");
         await writeFacets(tx, catalogId, rows);
         return rows;
-      }, { isolationLevel: "read committed" });
+      }, FACET_WRITES);
       written += page.length;
       if (page.length < BACKFILL_PAGE) break;
-      after = page[page.length - 1]!.id;
+      after = page[page.length - 1]!.productId;
     }
     await this.db.update(catalogs).set({ facetsComplete: true }).where(eq(catalogs.id, catalogId));
     return written;
+  }
+}
+
+/** Replaces the facets of these products with those of their metadata, in one order (so concurrent writers lock alike). */
+async function writeFacets(tx: Executor, catalogId: string, written: readonly { productId: string; metadata: JsonObject }[]): Promise<void> {
+  const sorted = [...written].sort((a, b) => (a.productId < b.productId ? -1 : a.productId > b.productId ? 1 : 0));
+  await deleteFacets(
+    tx,
+    catalogId,
+    sorted.map((p) => p.productId),
+  );
+  const rows: [string, string, Buffer][] = [];
+  for (const product of sorted) for (const facet of metadataFacets(product.metadata)) rows.push([catalogId, product.productId, facet]);
+  const columns = [productFacets.catalogId, productFacets.productId, productFacets.facet];
+  // The delete above left none of these products' rows, and a product's facets are distinct.
+  for (let start = 0; start < rows.length; start += INSERT_ROWS) await bulkInsert(tx, productFacets, columns, rows.slice(start, start + INSERT_ROWS));
+}
+
+async function deleteFacets(tx: Executor, catalogId: string, productIds: readonly string[] | undefined): Promise<void> {
+  if (productIds === undefined) {
+    await tx.delete(productFacets).where(eq(productFacets.catalogId, catalogId));
+    return;
+  }
+  for (let start = 0; start < productIds.length; start += DELETE_CHUNK) {
+    await tx.delete(productFacets).where(and(eq(productFacets.catalogId, catalogId), inArray(productFacets.productId, productIds.slice(start, start + DELETE_CHUNK))));
   }
 }

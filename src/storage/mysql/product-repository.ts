@@ -14,7 +14,6 @@ import type { SqlValue } from "mysql2";
 import { bulkInsert, quoted } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
 import { queueCatalogForIndex, queueForIndex } from "./index-queue.js";
-import { deleteFacets, writeFacets } from "./product-facets.js";
 import { productEmbeddings, products } from "./schema.js";
 
 /** The columns of a Product; the queue's bookkeeping columns stay inside storage. */
@@ -60,12 +59,6 @@ const ON_REPLACE = [
 const INSERT_CHUNK = 200;
 const DELETE_CHUNK = 1000;
 
-/**
- * Transactions that replace products' facets: READ COMMITTED, so that the facet deletes lock only
- * the rows they find, not the gaps between them, where concurrent imports insert theirs.
- */
-const FACET_WRITES = { isolationLevel: "read committed" } as const;
-
 export class MysqlProductRepository implements ProductRepository {
   constructor(private readonly db: Database) {}
 
@@ -75,10 +68,9 @@ export class MysqlProductRepository implements ProductRepository {
         const rows = batch.slice(start, start + INSERT_CHUNK).map((p) => UPSERT_FIELDS.map(([, value]) => value(p, { catalogId, now })));
         await bulkInsert(tx, products, UPSERT_COLUMNS, rows, ON_REPLACE);
       }
-      await writeFacets(tx, catalogId, batch);
       // A replaced product is PROCESSING again, so it leaves the search index until reprocessed.
       await queueForIndex(tx, catalogId, batch.map((p) => p.id));
-    }, FACET_WRITES);
+    });
   }
 
   async list(catalogId: string, query: ProductQuery): Promise<{ items: Product[]; total: number }> {
@@ -108,7 +100,6 @@ export class MysqlProductRepository implements ProductRepository {
     return this.db.transaction(async (tx) => {
       if (ids === undefined) {
         await queueCatalogForIndex(tx, catalogId);
-        await deleteFacets(tx, catalogId, undefined);
         await tx.delete(productEmbeddings).where(eq(productEmbeddings.catalogId, catalogId));
         const [result] = await tx.delete(products).where(eq(products.catalogId, catalogId));
         return result.affectedRows;
@@ -117,7 +108,6 @@ export class MysqlProductRepository implements ProductRepository {
       for (let start = 0; start < ids.length; start += DELETE_CHUNK) {
         const chunk = ids.slice(start, start + DELETE_CHUNK);
         await queueForIndex(tx, catalogId, chunk);
-        await deleteFacets(tx, catalogId, chunk);
         await tx
           .delete(productEmbeddings)
           .where(and(eq(productEmbeddings.catalogId, catalogId), inArray(productEmbeddings.productId, chunk)));
@@ -125,7 +115,7 @@ export class MysqlProductRepository implements ProductRepository {
         deleted += result.affectedRows;
       }
       return deleted;
-    }, FACET_WRITES);
+    });
   }
 
   async setRank(catalogId: string, productId: string, rank: Rank, now: Date): Promise<boolean> {

@@ -86,7 +86,7 @@ export const productFacets = mysqlTable(
     facet: binary("facet", { length: 16 }).notNull(),
     productId: productId("product_id").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.catalogId, t.facet, t.productId] }), index("product_facets_product").on(t.catalogId, t.productId)],
+  (t) => [primaryKey({ columns: [t.catalogId, t.productId, t.facet] }), index("product_facets_facet").on(t.catalogId, t.facet)],
 );
 
 /**

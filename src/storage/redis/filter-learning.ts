@@ -54,6 +54,8 @@ interface Entry {
   served: number;
   /** The catalog's generation when its last set was lost to a write, until one is learned again. */
   lostAt?: string | undefined;
+  /** Asks before the catalogs' store is asked to name its products again (it named too many). */
+  unnamedFor?: number;
 }
 
 export class FilterLearning {
@@ -71,6 +73,27 @@ export class FilterLearning {
     if (entry.wait === entry.base) entry.wait = base;
     entry.base = base;
     return ++entry.asks >= entry.wait;
+  }
+
+  /**
+   * Whether the catalogs' store may be asked to name its products (SlotIndex.fromNamed): not within
+   * TOO_MANY_WAIT asks of its naming more than a set holds.
+   */
+  mayName(key: string): boolean {
+    const entry = this.filters.get(key);
+    if (!entry?.unnamedFor) return true;
+    entry.unnamedFor--;
+    return false;
+  }
+
+  /** The catalogs' store named more of its products than a set holds. */
+  namedTooMany(key: string): void {
+    let entry = this.filters.get(key);
+    if (!entry) {
+      if (this.filters.size >= FILTERS_KEPT) this.filters.clear();
+      this.filters.set(key, (entry = { asks: 0, wait: 2, base: 2, served: 0 }));
+    }
+    entry.unnamedFor = TOO_MANY_WAIT;
   }
 
   /** Its set is held from now on. */

@@ -13,7 +13,7 @@
 //                          from its first holders, the best lexical matches of a word typed alone
 //   <base>vocab     list   every word the build has held, in order of first appearance (append-only,
 //                          so a process reads only what was added since it last looked)
-//   <base>f:<token> set    the products holding a metadata value (field postings, facets.ts)
+//   <base>f:<token> set    the products holding a metadata value (field postings, search/filter-facets.ts)
 //   <base>fdocs     hash   product id -> its postings' tokens, newline-separated
 //   <base>vec       hash   product id -> its element as FP32 (the vector set's copy, for scoring
 //                          a filter's few candidates in one HMGET: VEMB costs 9-14 us an element)
@@ -66,7 +66,7 @@ export const LEARNED_CATCH_UP = 256;
 // ARGV: build ("" = the meta hash's current one), product id, the write's stamp, words separated by
 //       spaces, and with field postings only (SEARCH_FILTER_POSTINGS; without them the call stops
 //       at the words): the element as FP32 ("" to remove), its attribute JSON, then the product's
-//       posting tokens (facets.ts), one per argument
+//       posting tokens (search/filter-facets.ts), one per argument
 // Reply: 0 when the catalog has no build; else 1, or the keys of the value sets the product's
 //        element must be written to. The caller writes it there with VADD ... CAS: inside a script a
 //        VADD's neighbour search runs on Redis's main thread, holding up every other client.

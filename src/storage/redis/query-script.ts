@@ -105,7 +105,7 @@ end
 // (Redis 8.0 has no VSIM WITHATTRIBS), and list the holders of the queried words.
 //
 // How the nearest elements are found (README: "Filtered search"):
-// - the eq/in filters' field postings (facets.ts) hold at most ARGV[9] elements, or at most
+// - the eq/in filters' field postings (search/filter-facets.ts) hold at most ARGV[9] elements, or at most
 //   ARGV[13] (when the caller holds them or is to, ARGV[12]) and plain HNSW (below) cannot be
 //   asked: those elements, every one that can pass the filters, are the candidates. A caller
 //   that holds them as of the build's current write count (ARGV[14]) is told so (mode 3); one

@@ -62,9 +62,9 @@ export interface RedisVectorIndexOptions {
    */
   filterLearning?: boolean;
   /**
-   * Names a rare filter's candidates from the catalogs' store (storage/mysql/product-facets.ts): its
-   * first ask, which the set's sample finds rare, is then learned at once from them and answered
-   * exactly, instead of scanning the set. Needs filterLearning.
+   * Names a selective eq/in filter's candidates from the catalogs' store (storage/mysql/product-facets.ts):
+   * its first ask (the set's sample finding few pass it: NAMED_SHARE, NAMED_UP_TO) is then learned at
+   * once from them and answered exactly, instead of walking or scanning the set. Needs filterLearning.
    */
   facets?: FacetSource;
   /** Told how each learning ended (filter-learning.ts), with the error of one that failed: metrics and logs. */
@@ -146,6 +146,16 @@ const LEARNED_HOLDERS_PER_CALL = 250;
  * p99 at 1 client went from 21 ms to 48.
  */
 const LEARNED_SHARE_OF_CACHE = 1 / 8;
+/**
+ * A filter the set's sample finds passed by at most NAMED_SHARE of its elements, and at most
+ * NAMED_UP_TO of them, is named by the catalogs' store (options.facets) at its first ask rather
+ * than walked or scanned: reading that many holders (a VEMB and a VGETATTR each, about 5 us of
+ * Redis's main thread) costs about what a filtered walk of such a filter does at 100k, and answers
+ * its next asks with no VSIM. A broader filter's walk is short and cheap (it explores about EF / s
+ * elements), and more matches take more of the held sets' room.
+ */
+const NAMED_UP_TO = 2000;
+const NAMED_SHARE = 0.02;
 
 /**
  * QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any),
@@ -223,16 +233,18 @@ export class SlotIndex {
    */
   async query(tag: string, query: IndexQuery, share = 1, named?: NamedProducts): Promise<IndexAnswer | SplitAnswer> {
     const learnable = this.learnableGroups(tag, query);
+    const size = this.facts.size(tag);
+    const namable = learnable !== undefined && named !== undefined && this.namable(tag, query, learnable, size);
     if (learnable) {
-      const answer = await this.fromLearned(tag, query, learnable, share);
+      // A filter the catalogs' store names is not learned by a scan beside this search.
+      const answer = await this.fromLearned(tag, query, learnable, share, !namable);
       if (answer) return answer;
     }
-    const size = this.facts.size(tag);
-    const rare = this.rarelyPassed(tag, query, size);
-    if (rare && learnable && named) {
+    if (namable) {
       const answer = await this.fromNamed(tag, query, learnable, share, named);
       if (answer) return answer;
     }
+    const rare = this.rarelyPassed(tag, query, size);
     const asked = rare ? { ...query, exactUpTo: Number.POSITIVE_INFINITY } : query;
     const marked = <T extends IndexAnswer | SplitAnswer>(answer: T): T => (rare && answer.kind === "ok" ? { ...answer, scannedAsRare: true } : answer);
     if (size !== undefined && this.threadable(tag, asked, size)) {
@@ -275,9 +287,9 @@ export class SlotIndex {
 
   /**
    * A filter's answer from the candidates this process learned of it, if still as the build is;
-   * else undefined, after starting to learn them when filter-learning.ts says so.
+   * else undefined, after starting to learn them (`mayLearn`) when filter-learning.ts says so.
    */
-  private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number): Promise<IndexAnswer | SplitAnswer | undefined> {
+  private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number, mayLearn: boolean): Promise<IndexAnswer | SplitAnswer | undefined> {
     const key = keyOf(tag, groups);
     if (this.candidateSets.get(tag, groups)) {
       const answer = await this.queryScripted(tag, query, share);
@@ -292,7 +304,7 @@ export class SlotIndex {
     const size = this.facts.size(tag) ?? Number.POSITIVE_INFINITY;
     // One at a time: filters asked in turn, each learned beside its search, took Redis's threads
     // and main thread from the searches (at 100k, 100 shops asked in turn by 8 clients: p99 1.4 s).
-    if (this.learning.shouldLearn(key, size) && !this.learningNow && this.candidateSets.fits(tag, groups, 1)) {
+    if (mayLearn && this.learning.shouldLearn(key, size) && !this.learningNow && this.candidateSets.fits(tag, groups, 1)) {
       // Beside the query, which is answered as usual: no search waits for a scan and thousands of
       // reads (at 100k, 10,000 matches took a search 335 ms). A learning that fails (Redis away) is
       // only a set not held: the query's own calls meet the same failure and report it.
@@ -313,11 +325,22 @@ export class SlotIndex {
   }
 
   /**
-   * A rare filter's first ask answered from its matches as the catalogs' store names them (`named`,
-   * options.facets): read as holders and held as the filter's learned set at once (as `learn` holds
-   * a scan's), then answered from it like any learned filter. Undefined (the query goes on as
-   * without them) when the store cannot tell, names more than a learned set holds, or names a
-   * product the set holds without a holder (no words), which only a scan would find.
+   * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
+   * scanned exactly anyway, whose sample finds few of its elements pass the filter (NAMED_SHARE,
+   * NAMED_UP_TO; its filters pushed down, the others only narrow it), and not named too many lately.
+   */
+  private namable(tag: string, query: IndexQuery, groups: string[][], size: number | undefined): boolean {
+    if (query.count === 0 || size === undefined || size <= query.exactUpTo) return false;
+    const share = this.filterShares.share(tag, pushedFilters(query.filters));
+    return share !== undefined && share <= NAMED_SHARE && share * size <= NAMED_UP_TO && this.learning.mayName(keyOf(tag, groups));
+  }
+
+  /**
+   * A selective filter's ask, not held, answered from its matches as the catalogs' store names them
+   * (`named`, options.facets): read as holders and held as the filter's learned set at once (as
+   * `learn` holds a scan's), then answered from it like any learned filter. Undefined (the query
+   * goes on as without them) when the store cannot tell, names more than a learned set holds, or
+   * names a product the set holds without a holder (no words), which only a scan would find.
    */
   private async fromNamed(tag: string, query: IndexQuery, groups: string[][], share: number, named: NamedProducts): Promise<IndexAnswer | SplitAnswer | undefined> {
     const most = this.learnedMost(share);
@@ -325,13 +348,19 @@ export class SlotIndex {
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     const ids = await named(groups, most);
-    if (ids === undefined || ids === "too many" || ids.length > most || !this.candidateSets.fits(tag, groups, ids.length)) return undefined;
+    const key = keyOf(tag, groups);
+    // Cannot tell (facets still being written, or of `rank`): asked again next time, at no scan's cost.
+    if (ids === undefined) return undefined;
+    if (ids === "too many" || ids.length > most) {
+      this.learning.namedTooMany(key);
+      return undefined;
+    }
+    if (!this.candidateSets.fits(tag, groups, ids.length)) return undefined;
     const held = await this.readMatches(tag, ahead.generation, ids, query.filters, "not in the set");
     if (!(held instanceof HeldCandidates)) return undefined;
     this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
     this.candidateSets.noteAsked(tag, groups, ids.length, true);
     if (!this.candidateSets.get(tag, groups)) return undefined;
-    const key = keyOf(tag, groups);
     this.learning.learned(key);
     this.options.onLearning?.("named");
     const answer = await this.queryScripted(tag, query, share);
