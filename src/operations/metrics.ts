@@ -129,7 +129,7 @@ export class ServiceMetrics {
     });
     this.filterLearnings = new Counter({
       name: "vitrine_filter_learnings_total",
-      help: "Filters this process tried to learn (SEARCH_FILTER_LEARNING), by outcome (learned, named, too_many, no_room, lost, written, failed)",
+      help: "Filters this process tried to learn (SEARCH_FILTER_LEARNING), by outcome (learned, named, named_not_held, too_many, no_room, lost, written, failed)",
       labelNames: ["outcome"],
       registers,
     });

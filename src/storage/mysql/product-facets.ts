@@ -26,6 +26,8 @@ import { catalogs, productFacets, products } from "./schema.js";
 const INSERT_ROWS = 2000;
 /** Products per DELETE of their facets. */
 const DELETE_CHUNK = 1000;
+/** Facet rows per statement when a catalog's are all removed. */
+const DROP_CHUNK = 10_000;
 /** Products a backfill transaction writes the facets of, their rows locked meanwhile. */
 const BACKFILL_PAGE = 500;
 /** Catalogs remembered complete per process (none becomes incomplete again). */
@@ -74,7 +76,15 @@ export class MysqlFacetStore implements FacetStore {
   }
 
   async remove(catalogId: string, productIds: readonly string[] | undefined): Promise<void> {
-    if (productIds?.length === 0) return;
+    if (productIds === undefined) {
+      // A catalog's every facet (millions of rows at 1M products): in statements of their own, so
+      // that no transaction holds them all.
+      for (;;) {
+        const [result] = await this.db.execute(sql`DELETE FROM ${productFacets} WHERE ${eq(productFacets.catalogId, catalogId)} LIMIT ${DROP_CHUNK}`);
+        if ((result as { affectedRows: number }).affectedRows < DROP_CHUNK) return;
+      }
+    }
+    if (productIds.length === 0) return;
     await this.db.transaction((tx) => deleteFacets(tx, catalogId, productIds), FACET_WRITES);
   }
 
@@ -178,11 +188,7 @@ async function writeFacets(tx: Executor, catalogId: string, written: readonly { 
   for (let start = 0; start < rows.length; start += INSERT_ROWS) await bulkInsert(tx, productFacets, columns, rows.slice(start, start + INSERT_ROWS));
 }
 
-async function deleteFacets(tx: Executor, catalogId: string, productIds: readonly string[] | undefined): Promise<void> {
-  if (productIds === undefined) {
-    await tx.delete(productFacets).where(eq(productFacets.catalogId, catalogId));
-    return;
-  }
+async function deleteFacets(tx: Executor, catalogId: string, productIds: readonly string[]): Promise<void> {
   for (let start = 0; start < productIds.length; start += DELETE_CHUNK) {
     await tx.delete(productFacets).where(and(eq(productFacets.catalogId, catalogId), inArray(productFacets.productId, productIds.slice(start, start + DELETE_CHUNK))));
   }

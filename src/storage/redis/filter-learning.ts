@@ -30,13 +30,14 @@ const TOO_MANY_WAIT = 256;
 const FILTERS_KEPT = 10_000;
 
 /**
- * How one learning ended: its matches held; held at a rare filter's first ask, as the catalogs'
- * store named them (SlotIndex.fromNamed); more of them than a set may hold; no room for them in
+ * How one learning ended: its matches held; held at a selective filter's first ask, as the
+ * catalogs' store named them (SlotIndex.fromNamed), or not held then (no room: that ask answered
+ * from them alone); more of them than a set may hold; no room for them in
  * the held sets; lost (a match gone or without words, or the catalog rebuilt, meanwhile); not
  * tried (written since its last set was lost, faster than a set catches up with); or failed (Redis
  * refused or went away: the query's own calls report that).
  */
-export type LearningOutcome = "learned" | "named" | "too_many" | "no_room" | "lost" | "written" | "failed";
+export type LearningOutcome = "learned" | "named" | "named_not_held" | "too_many" | "no_room" | "lost" | "written" | "failed";
 
 /** Asks of a filter of a set of `elements` before it is learned: at least the second. */
 export function asksBeforeLearning(elements: number): number {

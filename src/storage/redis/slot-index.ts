@@ -14,6 +14,7 @@ import type { JsonObject } from "../../catalogs/index.js";
 import { pushedFilters, redisAttributesJson, redisFilterExpression } from "./filter-expression.js";
 import { FilterShares } from "./filter-shares.js";
 import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
+import type { CandidateSet } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
 import type { LearningOutcome } from "./filter-learning.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
@@ -63,7 +64,7 @@ export interface RedisVectorIndexOptions {
   filterLearning?: boolean;
   /**
    * Names a selective eq/in filter's candidates from the catalogs' store (storage/mysql/product-facets.ts):
-   * its first ask (the set's sample finding few pass it: NAMED_SHARE, NAMED_UP_TO) is then learned at
+   * its first ask (the set's sample finding it rare, or few pass it: NAMED_UP_TO) is then learned at
    * once from them and answered exactly, instead of walking or scanning the set. Needs filterLearning.
    */
   facets?: FacetSource;
@@ -147,14 +148,16 @@ const LEARNED_HOLDERS_PER_CALL = 250;
  */
 const LEARNED_SHARE_OF_CACHE = 1 / 8;
 /**
- * A filter the set's sample finds passed by at most NAMED_SHARE of its elements, and at most
- * NAMED_UP_TO of them, is named by the catalogs' store (options.facets) at its first ask rather
- * than walked or scanned: reading that many holders (a VEMB and a VGETATTR each, about 5 us of
- * Redis's main thread) costs about what a filtered walk of such a filter does at 100k, and answers
- * its next asks with no VSIM. A broader filter's walk is short and cheap (it explores about EF / s
- * elements), and more matches take more of the held sets' room.
+ * A filter is named by the catalogs' store (options.facets) at its first ask, rather than walked or
+ * scanned, when the set's sample finds it rare (filter-shares.ts: a walk would come up short and
+ * the set be scanned, about 0.4 us an element, 40 ms at 100k), or passed by at most NAMED_SHARE of
+ * the set and NAMED_UP_TO elements: reading a named product costs about 10 us (a VEMB and a
+ * VGETATTR, about 5 us of Redis's main thread, and as much of the process), so 500 cost less than
+ * a filtered walk (15-25 ms at 100k). 1,000-2,000 cost as much as the walk: at 100k, named 1%
+ * and 2% filters asked in turn answered no sooner (p50 24.7 and 35.5 ms against 23.7 and 32.6)
+ * and their p99 at 1 client rose (64 and 150 ms against 49 and 73).
  */
-const NAMED_UP_TO = 2000;
+const NAMED_UP_TO = 500;
 const NAMED_SHARE = 0.02;
 
 /**
@@ -326,25 +329,28 @@ export class SlotIndex {
 
   /**
    * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
-   * scanned exactly anyway, whose sample finds few of its elements pass the filter (NAMED_SHARE,
-   * NAMED_UP_TO; its filters pushed down, the others only narrow it), and not named too many lately.
+   * scanned exactly anyway, whose sample finds it rare or few of its elements pass it (NAMED_UP_TO;
+   * its filters pushed down, the others only narrow it), and not named too many lately.
    */
   private namable(tag: string, query: IndexQuery, groups: string[][], size: number | undefined): boolean {
     if (query.count === 0 || size === undefined || size <= query.exactUpTo) return false;
-    const share = this.filterShares.share(tag, pushedFilters(query.filters));
-    return share !== undefined && share <= NAMED_SHARE && share * size <= NAMED_UP_TO && this.learning.mayName(keyOf(tag, groups));
+    const pushed = pushedFilters(query.filters);
+    const share = this.filterShares.share(tag, pushed);
+    if (share === undefined) return false;
+    const few = this.filterShares.rare(tag, pushed) || (share <= NAMED_SHARE && share * size <= NAMED_UP_TO);
+    return few && this.learning.mayName(keyOf(tag, groups));
   }
 
   /**
    * A selective filter's ask, not held, answered from its matches as the catalogs' store names them
    * (`named`, options.facets): read as holders and held as the filter's learned set at once (as
-   * `learn` holds a scan's), then answered from it like any learned filter. Undefined (the query
-   * goes on as without them) when the store cannot tell, names more than a learned set holds, or
-   * names a product the set holds without a holder (no words), which only a scan would find.
+   * `learn` holds a scan's) when the held sets have room for it, then answered from it like any
+   * learned filter; without room, answered from them this once. Undefined (the query goes on as
+   * without them) when the store cannot tell, names more than a learned set holds, or names a
+   * product the set holds without a holder (no words), which only a scan would find.
    */
   private async fromNamed(tag: string, query: IndexQuery, groups: string[][], share: number, named: NamedProducts): Promise<IndexAnswer | SplitAnswer | undefined> {
     const most = this.learnedMost(share);
-    if (!this.candidateSets.fits(tag, groups, 1)) return undefined;
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     const ids = await named(groups, most);
@@ -355,20 +361,24 @@ export class SlotIndex {
       this.learning.namedTooMany(key);
       return undefined;
     }
-    if (!this.candidateSets.fits(tag, groups, ids.length)) return undefined;
-    const held = await this.readMatches(tag, ahead.generation, ids, query.filters, "not in the set");
-    if (!(held instanceof HeldCandidates)) return undefined;
-    this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
-    this.candidateSets.noteAsked(tag, groups, ids.length, true);
-    if (!this.candidateSets.get(tag, groups)) return undefined;
-    this.learning.learned(key);
-    this.options.onLearning?.("named");
-    const answer = await this.queryScripted(tag, query, share);
+    const matches = await this.readMatches(tag, ahead.generation, ids, query.filters, "not in the set");
+    if (!(matches instanceof HeldCandidates)) return undefined;
+    const set = { generation: ahead.generation, candidates: matches };
+    // Held only if sets asked less often make room for it (candidate-sets.ts): rare filters asked
+    // in turn by the thousand, each about as often as the others, are answered from their matches
+    // each time, a few hundred reads instead of a scan.
+    const held = this.candidateSets.fits(tag, groups, matches.size);
+    if (held) {
+      this.candidateSets.set(tag, groups, set);
+      this.learning.learned(key);
+    }
+    this.options.onLearning?.(held ? "named" : "named_not_held");
+    const answer = await this.queryScripted(tag, query, share, undefined, held ? undefined : set);
     if (answer.kind === "written") {
-      this.learning.lost(key, answer.generation);
+      if (held) this.learning.lost(key, answer.generation);
       return undefined;
     }
-    if (answer.kind === "ok") this.learning.served(key);
+    if (answer.kind === "ok" && held) this.learning.served(key);
     return answer;
   }
 
@@ -742,6 +752,8 @@ export class SlotIndex {
     query: IndexQuery,
     share = 1,
     send: (args: (string | Buffer)[]) => Promise<unknown> = (args) => (this.redis as unknown as Scripts).vitrineQueryBuffer(...args),
+    /** A filter's candidates this query is answered from as if held, though they are not (fromNamed). */
+    transient?: CandidateSet,
   ): Promise<ScriptedAnswer> {
     const filter = this.filterExpression(tag, query) ?? "";
     const exactUpTo = Number.isFinite(query.exactUpTo) ? String(query.exactUpTo) : String(Number.MAX_SAFE_INTEGER);
@@ -755,7 +767,7 @@ export class SlotIndex {
     // a candidate needs no check).
     const decided = groups.length === query.filters.length;
     // Kept from here: a query between this call and its reply may drop it from the sets.
-    const held = this.candidateSets.get(tag, groups);
+    const held = transient ?? this.candidateSets.get(tag, groups);
     // A filter whose set would be kept (candidate-sets.ts): its candidates named by stamp (to be
     // read once, then held), and up to EXACT_CANDIDATES_HELD of them. Else read whole, up to
     // EXACT_CANDIDATES, and not kept.
