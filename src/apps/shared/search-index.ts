@@ -32,8 +32,8 @@ export function createSearchIndex(
 ): SearchIndex {
   const facets = new MysqlFacetStore(mysql.db, {
     onBackfill: (catalogId, outcome) => {
-      if ("error" in outcome) log.warn({ err: outcome.error, catalogId }, "writing a catalog's product facets failed; its rare filters are scanned until a later search tries again");
-      else log.info({ catalogId, products: outcome.products }, "product facets written for a catalog that had products before them");
+      if ("error" in outcome) log.warn({ err: outcome.error, catalogId }, "writing a catalog's product facets failed; its selective filters are searched as before until a later search tries again");
+      else log.info({ catalogId, products: outcome.products }, "product facets written for a catalog indexed before them");
     },
   });
   const index = new RedisVectorIndex(redis, {

@@ -161,16 +161,16 @@ const NAMED_UP_TO = 500;
 const NAMED_SHARE = 0.02;
 
 /**
- * QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any),
- * and without field postings the build's generation ("<build>:<write count>"). "written": a
- * filter's learned candidates (learn) are no longer as the build is, and were dropped.
- */
-/**
  * The products of a tag's set (of its catalog, when not split) that the catalogs' store finds may
  * pass a filter's facet groups, at most `most` (FacetSource.productsWith).
  */
 export type NamedProducts = (groups: readonly (readonly string[])[], most: number) => Promise<readonly string[] | "too many" | undefined>;
 
+/**
+ * QUERY_SCRIPT's answer; one of HNSW or a scan names the common words among the query's (if any),
+ * and without field postings the build's generation ("<build>:<write count>"). "written": a
+ * filter's learned candidates (learn) are no longer as the build is, and were dropped.
+ */
 type ScriptedAnswer =
   | Exclude<IndexAnswer, { kind: "ok" }>
   | SplitAnswer
