@@ -80,4 +80,17 @@ describe("FilterLearning", () => {
     learning.tooMany("a");
     expect(asksToLearn(learning, "a")).toBeGreaterThanOrEqual(100);
   });
+
+  it("asks the catalogs' store to name a filter's products again only after many asks once it named too many, each filter on its own", () => {
+    const learning = new FilterLearning();
+    expect(learning.mayName("a")).toBe(true);
+    learning.namedTooMany("a");
+    let refused = 0;
+    while (!learning.mayName("a")) refused++;
+    expect(refused).toBe(256);
+    expect(learning.mayName("a")).toBe(true);
+    expect(learning.mayName("b")).toBe(true);
+    // Its learning by a scan is not held back by it.
+    expect(asksToLearn(learning, "a")).toBe(BASE);
+  });
 });
