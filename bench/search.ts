@@ -1657,10 +1657,15 @@ function entryOf(catalog: Catalog, i: number): IndexEntry {
   };
 }
 
-/** The pages, each one's facets written first, as the service's sync writes them (index-sync.ts). */
+/** The entries' facets, written as the service's sync writes them before the entries (index-sync.ts). */
+function writeFacets(app: ApiApp, catalogId: string, entries: readonly IndexEntry[]): Promise<void> {
+  return app.searchIndex.facets.write(catalogId, entries.map((e) => ({ productId: e.productId, metadata: e.attributes })));
+}
+
+/** The pages, each one's facets written first. */
 async function* withFacets(app: ApiApp, catalogId: string, pages: AsyncIterable<IndexEntry[]>): AsyncGenerator<IndexEntry[]> {
   for await (const page of pages) {
-    await app.searchIndex.facets.write(catalogId, page.map((e) => ({ productId: e.productId, metadata: e.attributes })));
+    await writeFacets(app, catalogId, page);
     yield page;
   }
 }
@@ -1689,7 +1694,7 @@ function startImport(app: ApiApp, loaded: LoadedCatalog, rate: number): { stop()
       const wait = started + ((written + BATCH) / rate) * 1000 - performance.now();
       if (wait > 0) await sleep(wait);
       const page = Array.from({ length: BATCH }, () => entryOf(loaded.catalog, Math.floor(random() * loaded.catalog.n)));
-      await app.searchIndex.facets.write(loaded.catalogId, page.map((e) => ({ productId: e.productId, metadata: e.attributes })));
+      await writeFacets(app, loaded.catalogId, page);
       await app.searchIndex.index.upsert(loaded.catalogId, page);
       written += BATCH;
     }

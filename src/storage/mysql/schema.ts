@@ -75,9 +75,10 @@ export const products = mysqlTable(
 );
 
 /**
- * Every product's metadata facets (search/filter-facets.ts), written with the product: which
- * products a rare eq/in filter can pass is then one indexed read instead of a scan of the vector
- * index. `facet` is the token's MD5 (a collision only adds a candidate, which the exact filter drops).
+ * The metadata facets (search/filter-facets.ts) of the products in each catalog's search index,
+ * written by the index sync (product-facets.ts): which products a selective eq/in filter can pass
+ * is then one indexed read instead of a walk or scan of the vector index. `facet` is the token's
+ * MD5 (a collision only adds a candidate, which the exact filter drops).
  */
 export const productFacets = mysqlTable(
   "product_facets",

@@ -463,15 +463,15 @@ export class SlotIndex {
     return new HeldCandidates(candidates);
   }
 
-  /** Whether any of these ids is an element of the tag's set (every element has attributes: its rank at least). */
+  /** Whether any of these ids is an element of the tag's set. */
   private async anyInSet(tag: string, ids: readonly string[]): Promise<boolean> {
     const key = this.vectorsKey(tag);
     for (let from = 0; from < ids.length; from += PIPELINE) {
       const pipeline = this.redis.pipeline();
-      for (const id of ids.slice(from, from + PIPELINE)) pipeline.call("VGETATTR", key, id);
-      for (const [error, json] of (await pipeline.exec()) ?? []) {
+      for (const id of ids.slice(from, from + PIPELINE)) pipeline.call("VISMEMBER", key, id);
+      for (const [error, member] of (await pipeline.exec()) ?? []) {
         if (error) throw error;
-        if (json !== null) return true;
+        if (Number(member) === 1) return true;
       }
     }
     return false;
