@@ -588,7 +588,7 @@ describe("a filter so rare that a walk would come up short, asked first of a cat
     expect(await searchesOf(f, searchBody(f, one, 10), 2)).toEqual([[], []]);
     expect(await searchesOf(f, searchBody(f, two, 10), 1)).toEqual([[]]);
     // Passed by 3 of 1,200, which the sample may find too many to call rare, but few (at most 2% of
-    // the set, and 2,000 products): named whatever the sample's count.
+    // the set, and 500 products): named whatever the sample's count.
     const few = [F("rare", "eq", true)];
     expect(expectedSearch(f, few, 10).length).toBeGreaterThan(0);
     expect(await searchesOf(f, searchBody(f, few, 10), 1)).toEqual([[]]);
