@@ -20,6 +20,7 @@ import { attributeFacets, tokenHead } from "../../search/index.js";
 import type { FacetStore } from "../../search/index.js";
 import { bulkInsert } from "./bulk-insert.js";
 import type { Database } from "./connection.js";
+import { isDeadlock } from "./errors.js";
 import { catalogs, productFacets, products } from "./schema.js";
 
 /** Facet rows per INSERT (about 100 bytes each). */
@@ -186,8 +187,7 @@ async function retriedOnDeadlock<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
-      const code = (error as { cause?: { code?: string }; code?: string }).cause?.code ?? (error as { code?: string }).code;
-      if (code !== "ER_LOCK_DEADLOCK" || attempt >= DEADLOCK_RETRIES) throw error;
+      if (!isDeadlock(error) || attempt >= DEADLOCK_RETRIES) throw error;
     }
   }
 }
