@@ -920,8 +920,9 @@ async function runSize(n: number, options: Options, redisEnv: RedisEnv, text: Op
     }
     const lexical = await lexicalRuns(bench, loaded, runner, options);
     const filteredEf = config.search.ef;
-    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, filteredEf, c, options.filterCases, options.filterEfSweep) : [];
-    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, filteredEf, c, options.filterCases, [], { app, rate: options.importRate })));
+    const learnings = () => filterLearnings(bench.restUrl);
+    const filtered = options.filters ? await filteredRuns(loaded, queries, runner, learnings, filteredEf, c, options.filterCases, options.filterEfSweep) : [];
+    if (options.filters && options.importRate > 0) filtered.push(...(await filteredRuns(loaded, queries, runner, learnings, filteredEf, c, options.filterCases, [], { app, rate: options.importRate })));
 
     const recallRaw = recallAt(raw1.results, queries.truth);
     const recallService = recallAt(rest1.results, queries.scoreTruth);
@@ -1587,6 +1588,7 @@ async function filteredRuns(
   loaded: LoadedCatalog,
   q: BenchQueries,
   runner: WireRunner,
+  learnings: () => Promise<Map<string, number>>,
   ef: number,
   c: number,
   only: readonly string[],
@@ -1613,7 +1615,9 @@ async function filteredRuns(
     const filterExprs = filters.map((f) => redisFilterExpression(f)!);
     const r1 = await run({ ...task("raw", 1, ef), filterExprs }, `raw VSIM FILTER ${label} c=1`);
     const r8 = await run({ ...task("raw", c, ef), filterExprs }, `raw VSIM FILTER ${label} c=${c}`);
+    const learned0 = await learnings();
     const s1 = await run({ ...task("rest", 1), filters }, `REST ${label} c=1`);
+    const learned1 = await learnings();
     const s8 = await run({ ...task("rest", c), filters }, `REST ${label} c=${c}`);
     const imported = importing && (await importing.stop());
     const outcome = {
@@ -1636,6 +1640,8 @@ async function filteredRuns(
     console.log(statLine(`  REST POST /search + filters, 1 client`, s1.s, cpuNote(s1)));
     console.log(statLine(`  REST POST /search + filters, ${c} clients`, s8.s, cpuNote(s8)));
     console.log(`    REST, 1 client:${commandNote(s1)}`);
+    const learnedNow = [...learned1].map(([outcome, n]) => [outcome, n - (learned0.get(outcome) ?? 0)] as const).filter(([, n]) => n > 0);
+    console.log(`    REST, 1 client: filter learnings (warm-up included): ${learnedNow.length === 0 ? "none" : learnedNow.map(([outcome, n]) => `${outcome} ${n}`).join(", ")}`);
     console.log(`    recall@${TOP_K} vs the exact filtered answer: raw VSIM FILTER ${outcome.recallRaw.toFixed(4)} (by vector), ` +
       `REST ${outcome.recallRest.toFixed(4)} (by the documented score; ${outcome.recallRestByVector.toFixed(4)} by vector)` +
       `   (load average ${loadavg().map((x) => x.toFixed(1)).join(" ")})`);
@@ -1645,6 +1651,14 @@ async function filteredRuns(
     }
   }
   return filtered;
+}
+
+/** The service's filter learnings so far by outcome, as its /metrics tells them (vitrine_filter_learnings_total). */
+async function filterLearnings(restUrl: string): Promise<Map<string, number>> {
+  const body = await (await fetch(`${restUrl}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const [, outcome, n] of body.matchAll(/^vitrine_filter_learnings_total\{outcome="([^"]+)"\} (\d+)$/gm)) counts.set(outcome!, Number(n));
+  return counts;
 }
 
 /** Product i's index entry, as the service's sync writes it. */

@@ -237,10 +237,10 @@ export class SlotIndex {
   async query(tag: string, query: IndexQuery, share = 1, named?: NamedProducts): Promise<IndexAnswer | SplitAnswer> {
     const learnable = this.learnableGroups(tag, query);
     const size = this.facts.size(tag);
-    const namable = learnable !== undefined && named !== undefined && this.namable(tag, query, learnable, size);
+    const namable = learnable !== undefined && named !== undefined && this.namable(tag, query, learnable, size, share);
     if (learnable) {
       // A filter the catalogs' store names is not learned by a scan beside this search.
-      const answer = await this.fromLearned(tag, query, learnable, share, !namable);
+      const answer = await this.fromLearned(tag, query, learnable, share, !namable, named);
       if (answer) return answer;
     }
     if (namable) {
@@ -292,7 +292,14 @@ export class SlotIndex {
    * A filter's answer from the candidates this process learned of it, if still as the build is;
    * else undefined, after starting to learn them (`mayLearn`) when filter-learning.ts says so.
    */
-  private async fromLearned(tag: string, query: IndexQuery, groups: string[][], share: number, mayLearn: boolean): Promise<IndexAnswer | SplitAnswer | undefined> {
+  private async fromLearned(
+    tag: string,
+    query: IndexQuery,
+    groups: string[][],
+    share: number,
+    mayLearn: boolean,
+    named: NamedProducts | undefined,
+  ): Promise<IndexAnswer | SplitAnswer | undefined> {
     const key = keyOf(tag, groups);
     if (this.candidateSets.get(tag, groups)) {
       const answer = await this.queryScripted(tag, query, share);
@@ -311,7 +318,7 @@ export class SlotIndex {
       // Beside the query, which is answered as usual: no search waits for a scan and thousands of
       // reads (at 100k, 10,000 matches took a search 335 ms). A learning that fails (Redis away) is
       // only a set not held: the query's own calls meet the same failure and report it.
-      this.learningNow = this.learn(tag, query, groups, key, share)
+      this.learningNow = this.learn(tag, query, groups, key, share, named)
         .then(
           (outcome) => outcome && this.options.onLearning?.(outcome),
           (error: unknown) => {
@@ -330,15 +337,16 @@ export class SlotIndex {
   /**
    * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
    * scanned exactly anyway, whose sample finds it rare or few of its elements pass it (NAMED_UP_TO;
-   * its filters pushed down, the others only narrow it), and not named too many lately.
+   * its filters pushed down, the others only narrow it), of several filters one the store can name
+   * the few of (someGroupFew), and not named too many lately.
    */
-  private namable(tag: string, query: IndexQuery, groups: string[][], size: number | undefined): boolean {
+  private namable(tag: string, query: IndexQuery, groups: string[][], size: number | undefined, share: number): boolean {
     if (query.count === 0 || size === undefined || size <= query.exactUpTo) return false;
     const pushed = pushedFilters(query.filters);
-    const share = this.filterShares.share(tag, pushed);
-    if (share === undefined) return false;
-    const few = this.filterShares.rare(tag, pushed) || (share <= NAMED_SHARE && share * size <= NAMED_UP_TO);
-    return few && this.learning.mayName(keyOf(tag, groups));
+    const passing = this.filterShares.share(tag, pushed);
+    if (passing === undefined) return false;
+    const few = this.filterShares.rare(tag, pushed) || (passing <= NAMED_SHARE && passing * size <= NAMED_UP_TO);
+    return few && this.someGroupFew(tag, query, this.learnedMost(share)) && this.learning.mayName(keyOf(tag, groups));
   }
 
   /**
@@ -396,32 +404,39 @@ export class SlotIndex {
   /**
    * Learns a filter's matches without field postings: QUERY_SCRIPT, asked for no nearest elements,
    * reads the build's generation (and when the catalog was written since the filter's last set was
-   * lost, nothing more is asked), then one exact scan with the filter on Redis's threads asks for
-   * more matches than may be held; every match is read as a holder (its element, attributes and
-   * words), when they are few enough and the held sets have room for them; held when all are
-   * read (a product without words has no holder). Writes after the generation was read may or may
-   * not show in the scan: the set then holds an older generation than the build's, and the next
-   * ask is sent those writes from the build's write log and brings it up to date (QUERY_SCRIPT's
-   * mode 4), as after any write.
+   * lost, nothing more is asked); then the catalogs' store names the filter's products (`named`,
+   * one indexed read), or where it cannot tell, one exact scan with the filter on Redis's threads
+   * asks for more matches than may be held; every match is read as a holder (its element,
+   * attributes and words), when they are few enough and the held sets have room for them; held
+   * when all are read (a product without words has no holder). Writes after the generation was read
+   * may or may not show in the matches: the set then holds an older generation than the build's,
+   * and the next ask is sent those writes from the build's write log and brings it up to date
+   * (QUERY_SCRIPT's mode 4), as after any write.
    */
-  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number): Promise<LearningOutcome | undefined> {
+  private async learn(tag: string, query: IndexQuery, groups: string[][], key: string, share: number, named: NamedProducts | undefined): Promise<LearningOutcome | undefined> {
     const most = this.learnedMost(share);
-    const search = { count: most + 1, ef: undefined, filter: { expression: this.filterExpression(tag, query)!, ef: query.count * FILTER_EF_PER_HIT } };
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     // Stale, split, or the build gone: the query's own answer says so.
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     // Lost to writes, and written since faster than it can be caught up with: they would take this set too.
     if (this.learning.stillWritten(key, ahead.generation, LEARNED_CATCH_UP)) return "written";
-    const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { aside: true });
-    // Rebuilt since the generation was read: its elements are another build's.
-    if (nearest.build !== generationBuild(ahead.generation)) return "lost";
-    const ids = nearest.ids;
-    const tooMany = ids.length > most;
-    const held = tooMany ? "too many" : this.candidateSets.fits(tag, groups, ids.length) ? await this.readMatches(tag, ahead.generation, ids, query.filters) : "no room";
+    // Named rather than scanned: at 100k a 2% filter's 2,000 products are a few milliseconds of
+    // MySQL where the scan took 40-70 ms of Redis's threads, beside the searches on two cores.
+    // Of several groups, "too many" is of each alone: the scan finds how few pass them all.
+    const listed = named && this.someGroupFew(tag, query, most) ? await named(groups, most) : undefined;
+    const namedIds = listed === "too many" && groups.length > 1 ? undefined : listed;
+    const ids = namedIds ?? (await this.scannedMatches(tag, query, most, ahead.generation));
+    if (ids === "lost") return "lost";
+    const matches = ids === "too many" || ids.length > most ? undefined : ids;
+    const held = !matches
+      ? "too many"
+      : this.candidateSets.fits(tag, groups, matches.length)
+        ? await this.readMatches(tag, ahead.generation, matches, query.filters, namedIds ? "not in the set" : "lost")
+        : "no room";
     if (held === "vocabulary") return "lost";
     if (held instanceof HeldCandidates) this.candidateSets.set(tag, groups, { generation: ahead.generation, candidates: held });
     // After set: whether a set goes in is weighed by the counts before the ask (candidate-sets.ts).
-    this.candidateSets.noteAsked(tag, groups, tooMany ? Number.POSITIVE_INFINITY : ids.length, !tooMany);
+    this.candidateSets.noteAsked(tag, groups, matches?.length ?? Number.POSITIVE_INFINITY, matches !== undefined);
     if (held === "too many") {
       this.learning.tooMany(key);
       return "too_many";
@@ -432,6 +447,29 @@ export class SlotIndex {
     }
     this.learning.lost(key);
     return held === "lost" ? "lost" : "no_room";
+  }
+
+  /**
+   * Whether the catalogs' store may name a learned filter's matches: it reads each group up to one
+   * past `most` and narrows by those it read whole, so of several filters one must pass at most
+   * `most` products, as far as the tag's sample tells (else MySQL reads `most` + 1 rows a group to
+   * say "too many": 12,502 for two 10% filters at 100k, parsed by this process, and the scan follows).
+   */
+  private someGroupFew(tag: string, query: IndexQuery, most: number): boolean {
+    const size = this.facts.size(tag);
+    if (query.filters.length === 1 || size === undefined) return true;
+    return query.filters.some((filter) => {
+      const share = this.filterShares.share(tag, [filter]);
+      return share === undefined || share * size <= most;
+    });
+  }
+
+  /** A filter's matches by an exact scan with it on Redis's threads, up to one past `most`; "lost" when the set was rebuilt since `generation`. */
+  private async scannedMatches(tag: string, query: IndexQuery, most: number, generation: string): Promise<readonly string[] | "lost"> {
+    const search = { count: most + 1, ef: undefined, filter: { expression: this.filterExpression(tag, query)!, ef: query.count * FILTER_EF_PER_HIT } };
+    const nearest = await this.threaded.nearest(this.vectorsKey(tag), this.metaKey(tag), fp32(query.vector), search, { aside: true });
+    // Rebuilt since the generation was read: its elements are another build's.
+    return nearest.build === generationBuild(generation) ? nearest.ids : "lost";
   }
 
   /**
