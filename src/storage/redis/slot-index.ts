@@ -24,6 +24,7 @@ import type { Candidate } from "./held-candidates.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
+import { fewToName } from "./named-first-asks.js";
 import { NEAREST_SCRIPT } from "./nearest-script.js";
 import { commonWordNearest, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
@@ -64,7 +65,7 @@ export interface RedisVectorIndexOptions {
   filterLearning?: boolean;
   /**
    * Names a selective eq/in filter's candidates from the catalogs' store (storage/mysql/product-facets.ts):
-   * its first ask (the set's sample finding it rare, or few pass it: NAMED_UP_TO) is then learned at
+   * its first ask (the set's sample finding it rare, or few pass it: named-first-asks.ts) is then learned at
    * once from them and answered exactly, instead of walking or scanning the set. Needs filterLearning.
    */
   facets?: FacetSource;
@@ -147,18 +148,6 @@ const LEARNED_HOLDERS_PER_CALL = 250;
  * p99 at 1 client went from 21 ms to 48.
  */
 const LEARNED_SHARE_OF_CACHE = 1 / 8;
-/**
- * A filter is named by the catalogs' store (options.facets) at its first ask, rather than walked or
- * scanned, when the set's sample finds it rare (filter-shares.ts: a walk would come up short and
- * the set be scanned, about 0.4 us an element, 40 ms at 100k), or passed by at most NAMED_SHARE of
- * the set and NAMED_UP_TO elements: reading a named product costs about 10 us (a VEMB and a
- * VGETATTR, about 5 us of Redis's main thread, and as much of the process), so 500 cost less than
- * a filtered walk (15-25 ms at 100k). 1,000-2,000 cost as much as the walk: at 100k, named 1%
- * and 2% filters asked in turn answered no sooner (p50 24.7 and 35.5 ms against 23.7 and 32.6)
- * and their p99 at 1 client rose (64 and 150 ms against 49 and 73).
- */
-const NAMED_UP_TO = 500;
-const NAMED_SHARE = 0.02;
 
 /**
  * The products of a tag's set (of its catalog, when not split) that the catalogs' store finds may
@@ -336,7 +325,7 @@ export class SlotIndex {
 
   /**
    * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
-   * scanned exactly anyway, whose sample finds it rare or few of its elements pass it (NAMED_UP_TO;
+   * scanned exactly anyway, whose sample finds it rare or few of its elements pass it (named-first-asks.ts;
    * its filters pushed down, the others only narrow it), of several filters one the store can name
    * the few of (someGroupFew), and not named too many lately.
    */
@@ -345,7 +334,7 @@ export class SlotIndex {
     const pushed = pushedFilters(query.filters);
     const passing = this.filterShares.share(tag, pushed);
     if (passing === undefined) return false;
-    const few = this.filterShares.rare(tag, pushed) || (passing <= NAMED_SHARE && passing * size <= NAMED_UP_TO);
+    const few = this.filterShares.rare(tag, pushed) || fewToName(passing, size);
     return few && this.someGroupFew(tag, query, this.learnedMost(share)) && this.learning.mayName(keyOf(tag, groups));
   }
 

@@ -1,0 +1,28 @@
+// Which filters not held are answered at their first ask from the products the catalogs' store
+// names (SlotIndex.fromNamed) rather than walked or scanned: those few enough that reading them
+// costs less than the walk, or than the scan a walk that comes up short is followed by.
+import { FILTER_SHARE_SAMPLE } from "./filter-shares.js";
+
+/**
+ * Passed by at most NAMED_SHARE of the set and NAMED_UP_TO elements: reading a named product costs
+ * about 10 us (a VEMB and a VGETATTR, about 5 us of Redis's main thread, and as much of the
+ * process), so 500 cost less than a filtered walk (15-25 ms at 100k). 1,000-2,000 cost as much as
+ * the walk: at 100k, named 1% and 2% filters asked in turn answered no sooner (p50 24.7 and 35.5
+ * ms against 23.7 and 32.6) and their p99 at 1 client rose (64 and 150 ms against 49 and 73).
+ */
+export const NAMED_UP_TO = 500;
+export const NAMED_SHARE = 0.02;
+/**
+ * Or passed by at most this many of the set's sample of FILTER_SHARE_SAMPLE, whatever its size: a
+ * walk of a filter so rare comes up short and the set is scanned (about 0.16 us an element: 80 ms
+ * in a part of 500,000), where reading its products (about 1,500 there) costs less. At 1M in two
+ * parts, the 1,000 `line` values (about 500 products a part) asked in turn were walked, and then
+ * scanned, in a part whose sample found 3 of them (1,500 estimated, past NAMED_UP_TO) on about one
+ * search in six: p50 / p99 20.5 / 202.8 ms at 1 client (session 62).
+ */
+export const NAMED_SAMPLE_PASSING = 3;
+
+/** Whether a filter that `share` of a set of `size` elements pass (as its sample tells) is named at its first ask. */
+export function fewToName(share: number, size: number): boolean {
+  return Math.round(share * FILTER_SHARE_SAMPLE) <= NAMED_SAMPLE_PASSING || (share <= NAMED_SHARE && share * size <= NAMED_UP_TO);
+}
