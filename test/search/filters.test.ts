@@ -662,6 +662,7 @@ describe("two filters, each passed by more products than a learned set holds", (
     const both = [F("group", "eq", "forty"), F("colour", "eq", "red")];
     expect(f.indexed.filter((p) => reference(both, p.metadata)).map((p) => p.id)).toEqual(["sku-58", "sku-135", "sku-212"]);
     const [learnedBefore, tooManyBefore] = [await learnings(f, "learned"), await learnings(f, "too_many")];
+    // The set's size (any answer tells it), which learning and the sample's estimates need.
     await searchesOf(f, searchBody(f, [], 10), 1);
     const asked = await searchesOf(f, searchBody(f, both, 10), 4);
     // Learned by its second ask of the index (the first search's walk may come up short and ask again).
