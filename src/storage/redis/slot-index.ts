@@ -228,7 +228,7 @@ export class SlotIndex {
     const size = this.facts.size(tag);
     const namable = learnable !== undefined && named !== undefined && this.namable(tag, query, learnable, size, share);
     if (learnable) {
-      // A filter the catalogs' store names is not learned by a scan beside this search.
+      // A filter the catalogs' store names at this ask is learned by fromNamed, not beside it.
       const answer = await this.fromLearned(tag, query, learnable, share, !namable, named);
       if (answer) return answer;
     }
@@ -325,7 +325,7 @@ export class SlotIndex {
 
   /**
    * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
-   * scanned exactly anyway, whose sample finds it rare or few of its elements pass it (named-first-asks.ts;
+   * scanned exactly anyway, whose sample finds few of its elements pass it (named-first-asks.ts;
    * its filters pushed down, the others only narrow it), of several filters one the store can name
    * the few of (someGroupFew), and not named too many lately.
    */
@@ -334,8 +334,8 @@ export class SlotIndex {
     const pushed = pushedFilters(query.filters);
     const passing = this.filterShares.share(tag, pushed);
     if (passing === undefined) return false;
-    const few = this.filterShares.rare(tag, pushed) || fewToName(passing, size);
-    return few && this.someGroupFew(tag, query, this.learnedMost(share)) && this.learning.mayName(keyOf(tag, groups));
+    // A rare filter (filter-shares.ts: at most 2 of a full sample) is among those fewToName names.
+    return fewToName(passing, size) && this.someGroupFew(tag, query, this.learnedMost(share)) && this.learning.mayName(keyOf(tag, groups));
   }
 
   /**
