@@ -552,6 +552,14 @@ describe("a filter so rare that a walk would come up short, asked first of a cat
     await f?.s.server.close();
   });
 
+  /** An eq filter on a price one product holds, the `n`th from the catalog's middle. */
+  function oneProductPrice(n: number): Filter[] {
+    const i = Array.from({ length: 600 }, (_, k) => 300 + k).filter((k) => typeof metadataOf(k).price === "number")[n]!;
+    const filters = [F("price", "eq", metadataOf(i).price as number)];
+    expect(f.indexed.filter((p) => reference(filters, p.metadata)).map((p) => p.id)).toEqual([`sku-${i}`]);
+    return filters;
+  }
+
   it("is scanned at once on its first search (the sample finds at most two of 1,000 pass it), walked once more, and scanned at once after coming up short", async () => {
     // The set's size (any answer tells it), then its sample (read beside a filtered search).
     await searchesOf(f, searchBody(f, [], 10), 1);
@@ -608,6 +616,10 @@ describe("a filter so rare that a walk would come up short, asked first of a cat
     const res = await admin.post(`/organizations/${f.s.org}/catalogs/${f.catalogId}/reindex`, { parts: 2 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.parts).toBe(2);
+    // Each part's size, and no sample yet: a filter one product passes is walked in both parts,
+    // each short, and each part's scan replaced by reading what MySQL names of it (none in one).
+    await searchesOf(f, searchBody(f, [], 10), 1);
+    expect(await searchesOf(f, searchBody(f, oneProductPrice(1), 10), 2)).toEqual([["hnsw", "hnsw"], []]);
     // Each part's sample, read beside a filtered search (walked in both).
     await searchesOf(f, searchBody(f, [F("colour", "eq", "blue")], 10), 1);
     // Four prices held by one product each (sku-1000, sku-1100, sku-1104, sku-1108), over both parts.
@@ -615,6 +627,7 @@ describe("a filter so rare that a walk would come up short, asked first of a cat
     expect(expectedSearch(f, four, 10).length).toBeGreaterThan(1);
     expect(await searchesOf(f, searchBody(f, four, 10), 2)).toEqual([[], []]);
   });
+
 });
 
 describe("filters few pass, asked in turn past the held sets' room", () => {
@@ -642,6 +655,29 @@ describe("filters few pass, asked in turn past the held sets' room", () => {
     expect(await searchesOf(f, searchBody(f, filterOf(8), 10), 2)).toEqual([[], []]);
     expect(await learnings(f, "named_not_held")).toBe(notHeld + 2);
     expect(await learnings(f, "named")).toBe(named + 8);
+  });
+});
+
+describe("an eq filter few pass, asked before the set's sample is read", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture({ SEARCH_EXACT_UP_TO: "0" });
+  }, 180_000);
+  afterAll(async () => {
+    await f?.s.server.close();
+  });
+
+  it("is walked, and the scan its short walk asks for is replaced by reading the products MySQL names", async () => {
+    // The set's size (any answer tells it), and no sample yet (this catalog's first filtered
+    // search): the filter is not named at its first ask, and its walk comes up short (1 of the 20
+    // asked). Its scan would read 300 elements, and reading the one product MySQL names costs less.
+    await searchesOf(f, searchBody(f, [], 10), 1);
+    const named = await learnings(f, "named");
+    const single = [F("price", "eq", metadataOf(150).price as number)];
+    expect(f.indexed.filter((p) => reference(single, p.metadata)).map((p) => p.id)).toEqual(["sku-150"]);
+    expect(await searchesOf(f, searchBody(f, single, 10), 2)).toEqual([["hnsw"], []]);
+    // Held from its reads, and answered from them after.
+    expect(await learnings(f, "named")).toBe(named + 1);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fewToName, NAMED_SAMPLE_PASSING, NAMED_SHARE, NAMED_UP_TO } from "./named-first-asks.js";
+import { fewToName, NAMED_SAMPLE_PASSING, NAMED_SHARE, NAMED_UP_TO, namedInsteadOfScan, SCAN_ELEMENTS_PER_NAMED } from "./named-first-asks.js";
 import { FILTER_SHARE_SAMPLE, RARE_MOST_PASSING } from "./filter-shares.js";
 
 const ofSample = (passing: number) => passing / FILTER_SHARE_SAMPLE;
@@ -22,5 +22,24 @@ describe("fewToName", () => {
   it("names every filter the sample finds rare (SlotIndex.namable relies on it)", () => {
     expect(NAMED_SAMPLE_PASSING).toBeGreaterThanOrEqual(RARE_MOST_PASSING);
     for (let passing = 0; passing <= RARE_MOST_PASSING; passing++) expect(fewToName(ofSample(passing), 10_000_000)).toBe(true);
+  });
+});
+
+describe("namedInsteadOfScan", () => {
+  it("names instead of scanning up to one product in SCAN_ELEMENTS_PER_NAMED of the set: 2,500 in a part of 500,000", () => {
+    expect(namedInsteadOfScan(500_000, ofSample(4))).toBe(500_000 / SCAN_ELEMENTS_PER_NAMED);
+    expect(namedInsteadOfScan(100_000, undefined)).toBe(100_000 / SCAN_ELEMENTS_PER_NAMED);
+    expect(namedInsteadOfScan(1_200, undefined)).toBe(6);
+  });
+
+  it("does not in a set so small that its scan costs less than one read", () => {
+    expect(namedInsteadOfScan(SCAN_ELEMENTS_PER_NAMED - 1, 0)).toBe(0);
+  });
+
+  it("does not ask the store of a filter the sample finds passed by more than twice as many", () => {
+    const most = 500_000 / SCAN_ELEMENTS_PER_NAMED;
+    expect(namedInsteadOfScan(500_000, (2 * most) / 500_000)).toBe(most);
+    expect(namedInsteadOfScan(500_000, ofSample(11))).toBe(0);
+    expect(namedInsteadOfScan(100_000, 0.02)).toBe(0);
   });
 });

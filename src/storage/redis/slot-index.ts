@@ -24,7 +24,7 @@ import type { Candidate } from "./held-candidates.js";
 import { HolderCache, stampLines } from "./holder-cache.js";
 import type { CachedHolder } from "./holder-cache.js";
 import { docParts, docWords, HOLDERS_SCRIPT, LEARNED_CATCH_UP, LEXICAL_PUT_SCRIPT, VOCABULARY_SCRIPT } from "./lexical-script.js";
-import { fewToName } from "./named-first-asks.js";
+import { fewToName, namedInsteadOfScan } from "./named-first-asks.js";
 import { NEAREST_SCRIPT } from "./nearest-script.js";
 import { commonWordNearest, QUERY_SCRIPT } from "./query-script.js";
 import { TagFacts, ThreadedVsim } from "./threaded-nearest.js";
@@ -226,14 +226,14 @@ export class SlotIndex {
   async query(tag: string, query: IndexQuery, share = 1, named?: NamedProducts): Promise<IndexAnswer | SplitAnswer> {
     const learnable = this.learnableGroups(tag, query);
     const size = this.facts.size(tag);
-    const namable = learnable !== undefined && named !== undefined && this.namable(tag, query, learnable, size, share);
+    const namedUpTo = learnable !== undefined && named !== undefined ? this.namedUpTo(tag, query, learnable, size, share) : undefined;
     if (learnable) {
       // A filter the catalogs' store names at this ask is learned by fromNamed, not beside it.
-      const answer = await this.fromLearned(tag, query, learnable, share, !namable, named);
+      const answer = await this.fromLearned(tag, query, learnable, share, namedUpTo === undefined, named);
       if (answer) return answer;
     }
-    if (namable) {
-      const answer = await this.fromNamed(tag, query, learnable, share, named);
+    if (namedUpTo !== undefined) {
+      const answer = await this.fromNamed(tag, query, learnable!, share, named!, namedUpTo);
       if (answer) return answer;
     }
     const rare = this.rarelyPassed(tag, query, size);
@@ -324,18 +324,23 @@ export class SlotIndex {
   }
 
   /**
-   * Whether a learnable filter not held is named by the catalogs' store: of a set larger than is
-   * scanned exactly anyway, whose sample finds few of its elements pass it (named-first-asks.ts;
-   * its filters pushed down, the others only narrow it), of several filters one the store can name
-   * the few of (someGroupFew), and not named too many lately.
+   * Up to how many products a learnable filter not held is named by the catalogs' store at this
+   * ask (undefined: not named), of a set larger than is scanned exactly anyway (named-first-asks.ts,
+   * its filters pushed down, the others only narrow it): as many as a learned set holds when its
+   * sample finds few of its elements pass it; when a scan is asked (a walk came up short, or lately
+   * did), as many as cost less to read than the scan. Of several filters, one the store can name
+   * the few of (someGroupFew); and not named too many lately.
    */
-  private namable(tag: string, query: IndexQuery, groups: string[][], size: number | undefined, share: number): boolean {
-    if (query.count === 0 || size === undefined || size <= query.exactUpTo) return false;
-    const pushed = pushedFilters(query.filters);
-    const passing = this.filterShares.share(tag, pushed);
-    if (passing === undefined) return false;
+  private namedUpTo(tag: string, query: IndexQuery, groups: string[][], size: number | undefined, share: number): number | undefined {
+    if (query.count === 0 || size === undefined) return undefined;
+    const scanAsked = query.exactUpTo === Number.POSITIVE_INFINITY;
+    if (size <= query.exactUpTo && !scanAsked) return undefined;
+    const passing = this.filterShares.share(tag, pushedFilters(query.filters));
     // A rare filter (filter-shares.ts: at most 2 of a full sample) is among those fewToName names.
-    return fewToName(passing, size) && this.someGroupFew(tag, query, this.learnedMost(share)) && this.learning.mayName(keyOf(tag, groups));
+    const few = passing !== undefined && fewToName(passing, size);
+    const most = Math.min(this.learnedMost(share), few ? Number.POSITIVE_INFINITY : scanAsked ? namedInsteadOfScan(size, passing) : 0);
+    if (most < 1 || !this.someGroupFew(tag, query, most)) return undefined;
+    return this.learning.mayName(keyOf(tag, groups)) ? most : undefined;
   }
 
   /**
@@ -343,11 +348,17 @@ export class SlotIndex {
    * (`named`, options.facets): read as holders and held as the filter's learned set at once (as
    * `learn` holds a scan's) when the held sets have room for it, then answered from it like any
    * learned filter; without room, answered from them this once. Undefined (the query goes on as
-   * without them) when the store cannot tell, names more than a learned set holds, or names a
+   * without them) when the store cannot tell, names more than `most` (namedUpTo), or names a
    * product the set holds without a holder (no words), which only a scan would find.
    */
-  private async fromNamed(tag: string, query: IndexQuery, groups: string[][], share: number, named: NamedProducts): Promise<IndexAnswer | SplitAnswer | undefined> {
-    const most = this.learnedMost(share);
+  private async fromNamed(
+    tag: string,
+    query: IndexQuery,
+    groups: string[][],
+    share: number,
+    named: NamedProducts,
+    most: number,
+  ): Promise<IndexAnswer | SplitAnswer | undefined> {
     const ahead = await this.queryScripted(tag, { ...query, vector: new Float32Array(0), count: 0, filters: [], lexical: undefined }, 1);
     if (ahead.kind !== "ok" || !ahead.generation) return undefined;
     const ids = await named(groups, most);
