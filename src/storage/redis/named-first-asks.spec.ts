@@ -26,20 +26,31 @@ describe("fewToName", () => {
 });
 
 describe("namedInsteadOfScan", () => {
-  it("names instead of scanning up to one product in SCAN_ELEMENTS_PER_NAMED of the set: 2,500 in a part of 500,000", () => {
-    expect(namedInsteadOfScan(500_000, ofSample(4))).toBe(500_000 / SCAN_ELEMENTS_PER_NAMED);
-    expect(namedInsteadOfScan(100_000, undefined)).toBe(100_000 / SCAN_ELEMENTS_PER_NAMED);
-    expect(namedInsteadOfScan(1_200, undefined)).toBe(6);
-  });
+  const most = 500_000 / SCAN_ELEMENTS_PER_NAMED;
 
-  it("does not in a set so small that its scan costs less than one read", () => {
-    expect(namedInsteadOfScan(SCAN_ELEMENTS_PER_NAMED - 1, 0)).toBe(0);
+  it("names a filter asked to be scanned up to one product in SCAN_ELEMENTS_PER_NAMED of the set: 2,500 in a part of 500,000", () => {
+    expect(namedInsteadOfScan(500_000, ofSample(8), true)).toBe(most);
+    expect(namedInsteadOfScan(100_000, undefined, true)).toBe(100_000 / SCAN_ELEMENTS_PER_NAMED);
+    expect(namedInsteadOfScan(1_200, undefined, true)).toBe(6);
   });
 
   it("does not ask the store of a filter the sample finds passed by more than twice as many", () => {
-    const most = 500_000 / SCAN_ELEMENTS_PER_NAMED;
-    expect(namedInsteadOfScan(500_000, (2 * most) / 500_000)).toBe(most);
-    expect(namedInsteadOfScan(500_000, ofSample(11))).toBe(0);
-    expect(namedInsteadOfScan(100_000, 0.02)).toBe(0);
+    expect(namedInsteadOfScan(500_000, (2 * most) / 500_000, true)).toBe(most);
+    expect(namedInsteadOfScan(500_000, ofSample(11), true)).toBe(0);
+    expect(namedInsteadOfScan(100_000, 0.02, true)).toBe(0);
+  });
+
+  it("names at its first ask a filter at most 5 of the sample's 1,000 pass, up to as many: a walk would often come up short", () => {
+    const passing = FILTER_SHARE_SAMPLE / SCAN_ELEMENTS_PER_NAMED;
+    expect(passing).toBe(5);
+    expect(namedInsteadOfScan(500_000, ofSample(passing), false)).toBe(most);
+    expect(namedInsteadOfScan(500_000, ofSample(passing + 1), false)).toBe(0);
+    // Not before the sample is read: the walk tells.
+    expect(namedInsteadOfScan(500_000, undefined, false)).toBe(0);
+  });
+
+  it("does not in a set so small that its scan costs less than one read", () => {
+    expect(namedInsteadOfScan(SCAN_ELEMENTS_PER_NAMED - 1, 0, true)).toBe(0);
+    expect(namedInsteadOfScan(SCAN_ELEMENTS_PER_NAMED - 1, 0, false)).toBe(0);
   });
 });

@@ -32,19 +32,22 @@ export function fewToName(share: number, size: number): boolean {
  * An exact scan reads every element of the set on Redis's threads, about 0.16 us each (80 ms in a
  * part of 500,000), where reading a named product costs the service 10-50 us (at 100k and 1M): a
  * filter asked to be scanned (a walk came up short, or lately did) is named instead when the store
- * names at most one product in this many of the set. At 1M in two parts, a `line` value (about 500
- * products a part) that 4 or more of a part's sample passed was walked, came up short and scanned
- * that part: p99 200 ms at 1 client on a p50 of 17 (session 62).
+ * names at most one product in this many of the set; and so is one at its first ask whose sample
+ * count is at most FILTER_SHARE_SAMPLE / SCAN_ELEMENTS_PER_NAMED (5 of 1,000), which a walk, sized by
+ * that count, would often leave short. At 300k in two parts, a `line` value (about 150 products a
+ * part) that 4 or more of a part's sample passed (1 part in 50) was walked, came up short and that
+ * part was scanned: p99 135 ms at 1 client on a p50 of 17 (session 63, a slow machine).
  */
 export const SCAN_ELEMENTS_PER_NAMED = 200;
 
 /**
- * Up to how many products a filter asked to be scanned is named instead, in a set of `size`
- * elements whose sample finds `share` of them pass it (undefined: not read yet); 0 when the scan
- * costs less, or the sample finds it passed by more than twice that (MySQL would read that many
- * rows only to answer "too many" before the scan).
+ * Up to how many products a filter is named instead of walked or scanned, in a set of `size`
+ * elements whose sample finds `share` of them pass it (undefined: not read yet): 0 when the sample
+ * finds more pass than that (or, once a scan is asked, more than twice as many: MySQL would read
+ * that many rows only to answer "too many"), or the set is so small that its scan costs less.
  */
-export function namedInsteadOfScan(size: number, share: number | undefined): number {
+export function namedInsteadOfScan(size: number, share: number | undefined, scanAsked: boolean): number {
   const most = Math.floor(size / SCAN_ELEMENTS_PER_NAMED);
-  return share !== undefined && share * size > 2 * most ? 0 : most;
+  if (share === undefined) return scanAsked ? most : 0;
+  return share * size <= (scanAsked ? 2 : 1) * most ? most : 0;
 }

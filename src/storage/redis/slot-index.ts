@@ -327,9 +327,9 @@ export class SlotIndex {
    * Up to how many products a learnable filter not held is named by the catalogs' store at this
    * ask (undefined: not named), of a set larger than is scanned exactly anyway (named-first-asks.ts,
    * its filters pushed down, the others only narrow it): as many as a learned set holds when its
-   * sample finds few of its elements pass it; when a scan is asked (a walk came up short, or lately
-   * did), as many as cost less to read than the scan. Of several filters, one the store can name
-   * the few of (someGroupFew); and not named too many lately.
+   * sample finds few of its elements pass it; else as many as cost less to read than a scan, when
+   * the sample finds no more pass, or a scan is asked (a walk came up short, or lately did). Of
+   * several filters, one the store can name the few of (someGroupFew); and not named too many lately.
    */
   private namedUpTo(tag: string, query: IndexQuery, groups: string[][], size: number | undefined, share: number): number | undefined {
     if (query.count === 0 || size === undefined) return undefined;
@@ -338,7 +338,7 @@ export class SlotIndex {
     const passing = this.filterShares.share(tag, pushedFilters(query.filters));
     // A rare filter (filter-shares.ts: at most 2 of a full sample) is among those fewToName names.
     const few = passing !== undefined && fewToName(passing, size);
-    const most = Math.min(this.learnedMost(share), few ? Number.POSITIVE_INFINITY : scanAsked ? namedInsteadOfScan(size, passing) : 0);
+    const most = Math.min(this.learnedMost(share), few ? Number.POSITIVE_INFINITY : namedInsteadOfScan(size, passing, scanAsked));
     if (most < 1 || !this.someGroupFew(tag, query, most)) return undefined;
     return this.learning.mayName(keyOf(tag, groups)) ? most : undefined;
   }
