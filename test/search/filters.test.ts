@@ -627,7 +627,6 @@ describe("a filter so rare that a walk would come up short, asked first of a cat
     expect(expectedSearch(f, four, 10).length).toBeGreaterThan(1);
     expect(await searchesOf(f, searchBody(f, four, 10), 2)).toEqual([[], []]);
   });
-
 });
 
 describe("filters few pass, asked in turn past the held sets' room", () => {

@@ -19,7 +19,7 @@ describe("fewToName", () => {
     expect(fewToName(NAMED_SHARE * 1.5, 10_000)).toBe(false);
   });
 
-  it("names every filter the sample finds rare (SlotIndex.namable relies on it)", () => {
+  it("names every filter the sample finds rare (SlotIndex.namedUpTo relies on it)", () => {
     expect(NAMED_SAMPLE_PASSING).toBeGreaterThanOrEqual(RARE_MOST_PASSING);
     for (let passing = 0; passing <= RARE_MOST_PASSING; passing++) expect(fewToName(ofSample(passing), 10_000_000)).toBe(true);
   });

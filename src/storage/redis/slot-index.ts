@@ -232,8 +232,8 @@ export class SlotIndex {
       const answer = await this.fromLearned(tag, query, learnable, share, namedUpTo === undefined, named);
       if (answer) return answer;
     }
-    if (namedUpTo !== undefined) {
-      const answer = await this.fromNamed(tag, query, learnable!, share, named!, namedUpTo);
+    if (namedUpTo !== undefined && learnable && named) {
+      const answer = await this.fromNamed(tag, query, learnable, share, named, namedUpTo);
       if (answer) return answer;
     }
     const rare = this.rarelyPassed(tag, query, size);
