@@ -8,7 +8,9 @@
 //                           [--cpu-profile <dir>] [--scripted-door]
 //
 // Every wire run prints Redis's CPU per request by command (INFO commandstats: a script's inner
-// commands are counted in its EVALSHA and on their own). --cpu-profile writes a V8 CPU profile of
+// commands are counted in its EVALSHA and on their own), and the service's main thread: its garbage
+// collection a request, the longest pause, and how late a 10 ms timer ran (p99 and the most: a
+// long task or pause holding every request up, or the thread not scheduled on a busy machine). --cpu-profile writes a V8 CPU profile of
 // the service (this process's main thread; the load generator is a worker) for each wire run.
 // Besides each door's own runs, a paired run asks raw VSIM, the grpc-js client and REST in turn,
 // one request each a round at 1 client, so that their p50 ratio compares requests made under the
@@ -52,6 +54,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -1452,13 +1455,15 @@ async function inProcessBreakdown(bench: BenchService, loaded: LoadedCatalog, q:
 type Cpu = { client: number; service: number; redis: number; mysql: number };
 /** Redis's own time per request by command (INFO commandstats: a script's commands counted inside its EVALSHA too). */
 type CommandTimes = { command: string; callsPerRequest: number; usPerRequest: number }[];
-type RunResult = { s: Stats; results: string[][]; cpu: Cpu; commands: CommandTimes; paired?: Record<PairedDoor, Stats> };
+/** The service's main thread over a run: garbage collection a request and its longest pause, and how late its event loop ran. */
+type MainThread = { gcMsPerRequest: number; gcLongestMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
+type RunResult = { s: Stats; results: string[][]; cpu: Cpu; main: MainThread; commands: CommandTimes; paired?: Record<PairedDoor, Stats> };
 
 interface WireRunner {
   task(mode: Mode, concurrency: number, taskEf?: number): Task;
   /** Runs the task's warm-up, then the task, measuring its CPU per request on each side. */
   run(t: Task, label: string): Promise<RunResult>;
-  cpuNote(r: { cpu: Cpu }): string;
+  cpuNote(r: { cpu: Cpu; main: MainThread }): string;
   commandNote(r: { commands: CommandTimes }): string;
 }
 
@@ -1493,8 +1498,10 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
       const mysql0 = mysqlServerCpuMs();
       const commands0 = await commandStats();
       const profile = options.cpuProfileDir ? await startCpuProfile() : undefined;
+      const watch = watchMainThread();
       const r = await load.run({ ...t, warmup: 0 });
       const node = process.cpuUsage(node0);
+      const main = watch.stop(t.total);
       if (profile) await profile.stopInto(join(options.cpuProfileDir!, `${label.replace(/[^\w.-]+/g, "-")}.cpuprofile`));
       const commands1 = await commandStats();
       const redisMs = (await redisCpuMs()) - redis0;
@@ -1511,11 +1518,41 @@ function wireRunner(redis: ApiApp["redis"], load: LoadGenerator, options: Option
         .filter((c) => c.command !== "info" && c.callsPerRequest > 0)
         .sort((a, b) => b.usPerRequest - a.usPerRequest);
       const paired = r.paired && { raw: stats(r.paired.raw), "grpc-js": stats(r.paired["grpc-js"]), rest: stats(r.paired.rest), "grpc-js-scripted": stats(r.paired["grpc-js-scripted"]) };
-      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, commands, paired };
+      return { s: stats(r.latencies, r.wallMs), results: r.results, cpu, main, commands, paired };
     },
     commandNote: (r) =>
       `   redis us/req by command (calls/req): ${r.commands.slice(0, 8).map((c) => `${c.command} ${c.usPerRequest.toFixed(0)} (${c.callsPerRequest.toFixed(2)})`).join(", ")}`,
-    cpuNote: (r) => `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}`,
+    cpuNote: (r) =>
+      `   CPU/req ms: client ${r.cpu.client.toFixed(2)}, node rest ${r.cpu.service.toFixed(2)}, redis ${r.cpu.redis.toFixed(2)}, mariadbd ${r.cpu.mysql.toFixed(2)}` +
+      `; service GC ${r.main.gcMsPerRequest.toFixed(2)} ms/req (longest ${r.main.gcLongestMs.toFixed(1)}), event-loop delay p99 / max ${r.main.loopDelayP99Ms.toFixed(1)} / ${r.main.loopDelayMaxMs.toFixed(1)} ms`,
+  };
+}
+
+/**
+ * Watches this thread (the service's) from now until stop: every garbage collection (PerformanceObserver)
+ * and how late a 10 ms timer fires (monitorEventLoopDelay), so that a run's tail can be told apart as
+ * the service's thread held up (a long task or pause) or waiting on Redis and MySQL.
+ */
+function watchMainThread(): { stop(requests: number): MainThread } {
+  let gcMs = 0;
+  let gcLongestMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration;
+      gcLongestMs = Math.max(gcLongestMs, entry.duration);
+    }
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  return {
+    stop(requests) {
+      delay.disable();
+      observer.disconnect();
+      // The histogram counts nanoseconds, the timer's own 10 ms included.
+      const late = (ns: number) => Math.max(0, ns / 1e6 - 10);
+      return { gcMsPerRequest: gcMs / requests, gcLongestMs, loopDelayP99Ms: late(delay.percentile(99)), loopDelayMaxMs: late(delay.max) };
+    },
   };
 }
 

@@ -657,6 +657,35 @@ describe("filters few pass, asked in turn past the held sets' room", () => {
   });
 });
 
+describe("filters too many pass to name at their first ask, learned in turn past the held sets' room", () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    // Room for 400 held candidates: a learned set holds at most an eighth, 50; eight sets of 48.
+    f = await fixture({ SEARCH_EXACT_UP_TO: "0", SEARCH_HOLDER_CACHE: "400" }, 1200);
+  }, 180_000);
+  afterAll(async () => {
+    await f?.s.server.close();
+  });
+
+  it("are learned while there is room; one the sample finds would not fit is not, and MySQL is not asked for its products", async () => {
+    // The set's sample, read beside a filtered search (one many pass, walked).
+    await searchesOf(f, searchBody(f, [F("colour", "eq", "red")], 10), 1);
+    // 48 prices each, one product each: 4% of the set, past what is named at a first ask.
+    const priced = Array.from({ length: 1200 }, (_, i) => i).filter((i) => typeof metadataOf(i).price === "number");
+    const filterOf = (k: number) => [F("price", "in", priced.slice(48 * k, 48 * k + 48).map((i) => metadataOf(i).price as number))];
+    const [learned, noRoom] = [await learnings(f, "learned"), await learnings(f, "no_room")];
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < 9; k++) await searchesOf(f, searchBody(f, filterOf(k), 10), 1);
+    }
+    // The eight asked first, learned at their second ask, fill the room; the ninth, asked as often,
+    // would push none of them out, so it is walked each time without a learning's read.
+    expect(await learnings(f, "learned")).toBe(learned + 8);
+    expect(await learnings(f, "no_room")).toBe(noRoom);
+    for (let k = 0; k < 8; k++) expect(await searchesOf(f, searchBody(f, filterOf(k), 10), 1), `filter ${k}`).toEqual([[]]);
+    expect((await searchesOf(f, searchBody(f, filterOf(8), 10), 1)).flat()).toContain("hnsw");
+  });
+});
+
 describe("an eq filter few pass, asked before the set's sample is read", () => {
   let f: Fixture;
   beforeAll(async () => {

@@ -17,6 +17,7 @@ import { CandidateSets, heldSizeOf, keyOf } from "./candidate-sets.js";
 import type { CandidateSet } from "./candidate-sets.js";
 import { FilterLearning } from "./filter-learning.js";
 import type { LearningOutcome } from "./filter-learning.js";
+import { sampledIds } from "./sampled-ids.js";
 import { attributesOf, CandidateScores, partDots, wordsOf } from "./candidate-scores.js";
 import type { CandidateResult } from "./candidate-scores.js";
 import { HeldCandidates } from "./held-candidates.js";
@@ -32,7 +33,7 @@ import type { ScriptCall, ThreadedNearest } from "./threaded-nearest.js";
 import { NearestCopies } from "./nearest-copies.js";
 import { HELD_CHARS, HELD_QUERIES, HeldHolders, heldHoldersKey } from "./held-holders.js";
 import { generationBuild } from "./generation.js";
-import { bytesToVector, vectorToBytes as fp32 } from "../fp32.js";
+import { bytesToVector, vectorToBytes as fp32, VectorSlabs } from "../fp32.js";
 
 export interface RedisVectorIndexOptions {
   /** Prepended to every key, e.g. "vitrine:"; lets several deployments or tests share a server. */
@@ -148,6 +149,8 @@ const LEARNED_HOLDERS_PER_CALL = 250;
  * p99 at 1 client went from 21 ms to 48.
  */
 const LEARNED_SHARE_OF_CACHE = 1 / 8;
+/** The share of a sample's estimate of a filter's matches taken as their fewest (leastMatches). */
+const LEAST_MATCHES_OF_ESTIMATE = 0.5;
 
 /**
  * The products of a tag's set (of its catalog, when not split) that the catalogs' store finds may
@@ -303,7 +306,7 @@ export class SlotIndex {
     const size = this.facts.size(tag) ?? Number.POSITIVE_INFINITY;
     // One at a time: filters asked in turn, each learned beside its search, took Redis's threads
     // and main thread from the searches (at 100k, 100 shops asked in turn by 8 clients: p99 1.4 s).
-    if (mayLearn && this.learning.shouldLearn(key, size) && !this.learningNow && this.candidateSets.fits(tag, groups, 1)) {
+    if (mayLearn && this.learning.shouldLearn(key, size) && !this.learningNow && this.candidateSets.fits(tag, groups, this.leastMatches(tag, query, size))) {
       // Beside the query, which is answered as usual: no search waits for a scan and thousands of
       // reads (at 100k, 10,000 matches took a search 335 ms). A learning that fails (Redis away) is
       // only a set not held: the query's own calls meet the same failure and report it.
@@ -321,6 +324,19 @@ export class SlotIndex {
     // Counted as asked (a learning ask once it is done): a filter asked more often than a held one takes its room.
     this.candidateSets.noteAsked(tag, groups, Number.POSITIVE_INFINITY, false);
     return undefined;
+  }
+
+  /**
+   * The fewest matches a filter not held may have, as the tag's sample tells (1 while it cannot
+   * tell): a learning is not started unless that many would find room in the held sets. Checked
+   * only after its matches were named (or scanned) and counted, half the learnings of 50 pairs of
+   * 2% filters asked in turn at 100k read 2,001 rows from MySQL each to find no room for them
+   * (session 62); half the estimate, as the sample of 1,000 misses a 2% filter's count by a fifth.
+   */
+  private leastMatches(tag: string, query: IndexQuery, size: number): number {
+    const share = this.filterShares.share(tag, pushedFilters(query.filters));
+    if (share === undefined || !Number.isFinite(size)) return 1;
+    return Math.max(1, Math.floor(share * size * LEAST_MATCHES_OF_ESTIMATE));
   }
 
   /**
@@ -557,10 +573,10 @@ export class SlotIndex {
     return query.filters.length === 0 ? undefined : redisFilterExpression(query.filters, this.filterShares.stringFields(tag));
   }
 
-  /** Up to `size` random elements' attributes (FilterShares' sample): one VRANDMEMBER, then a VGETATTR each in one pipeline. */
+  /** Up to `size` random elements' attributes (FilterShares' sample): their ids (sampledIds), then a VGETATTR each in one pipeline. */
   private async sampleAttributes(tag: string, size: number): Promise<JsonObject[]> {
     const key = this.vectorsKey(tag);
-    const ids = (await this.redis.call("VRANDMEMBER", key, String(size))) as string[];
+    const ids = await sampledIds(this.redis, key, size);
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.call("VGETATTR", key, id);
@@ -994,6 +1010,7 @@ export class SlotIndex {
       this.holders.set(tag, productId, holder);
       into.set(productId, holder);
     };
+    const slabs = new VectorSlabs();
     if (this.options.filterPostings) {
       const copies = await this.readCopies(tag, build, productIds);
       if (copies === "vocabulary") return "vocabulary";
@@ -1003,7 +1020,7 @@ export class SlotIndex {
           // No words (so no doc) or no element: removed since it was named.
           if (!element || !doc) return;
           const { stamp, words } = docParts(doc);
-          hold(productId, { stamp, element: bytesToVector(element), attributes: attributesOf(copies.attributes[k] ?? ""), words: wordsOf(words) });
+          hold(productId, { stamp, element: slabs.copy(element), attributes: attributesOf(copies.attributes[k] ?? ""), words: wordsOf(words) });
         });
         return undefined;
       }
@@ -1013,7 +1030,7 @@ export class SlotIndex {
     for (let i = 1; i < reply.length; i += 5) {
       hold(String(reply[i]), {
         stamp: String(reply[i + 1]),
-        element: bytesToVector(reply[i + 2]!),
+        element: slabs.copy(reply[i + 2]!),
         attributes: attributesOf(String(reply[i + 3])),
         words: wordsOf(String(reply[i + 4])),
       });
@@ -1417,8 +1434,9 @@ interface PipelineScripts {
 /** The candidates a mode-2 or mode-4 reply sends whole: (id, element, attributes, words) from 7 on. */
 function wholeCandidates(reply: (Buffer | number)[]): Candidate[] {
   const candidates: Candidate[] = [];
+  const slabs = new VectorSlabs();
   for (let i = 7, end = i + 4 * Number(reply[3]); i < end; i += 4) {
-    candidates.push({ productId: String(reply[i]), element: bytesToVector(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words: wordsOf(String(reply[i + 3])) });
+    candidates.push({ productId: String(reply[i]), element: slabs.copy(reply[i + 1] as Buffer), attributes: attributesOf(String(reply[i + 2])), words: wordsOf(String(reply[i + 3])) });
   }
   return candidates;
 }
